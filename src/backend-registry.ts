@@ -2,6 +2,13 @@
  * The backend registry: one record per configured `host:port`, shared by every operator and
  * panel (DESIGN "Backend registry"). Panels report connects, failures and closes; operators and
  * health checks read it. Records survive reloads for backends that stay (`retain`).
+ *
+ * 1. Panels call `connected(id, latencyMs)`, `connectFailed(id)` and `closed(id)`.
+ * 2. Operators read `active`, `available`, `latencyEwma` and `upSince` (slow start).
+ * 3. The health manager observes connect failures and calls `setAvailable`.
+ * 4. The runtime calls `retain(ids)` on every snapshot swap: records of removed backends are
+ *    dropped (observers hear `onRemoved`, so health checks stop their timers); records of added
+ *    backends start their slow-start ramp, except on the very first `retain` (process start).
  */
 
 /** Per-backend state. Mutable by the registry only; everyone else reads. */
@@ -15,34 +22,43 @@ export interface BackendState {
   failures: number;
   /** False while health checks hold the backend down. */
   available: boolean;
-  /** Connect latency EWMA in milliseconds (0 until the first sample). */
+  /** Peak EWMA of connect latency in milliseconds (0 until the first sample). */
   latencyEwma: number;
-  /** When the backend became available (ms since epoch); slow start ramps from here. */
+  /** When the backend became available (ms since epoch); slow start ramps from here. 0 = always up. */
   upSince: number;
 }
 
-/** Listeners told when a backend crosses a health threshold (health checks subscribe). */
+/** Listeners told about connects, failures and removals (health checks subscribe). */
 export interface RegistryObserver {
   onConnectFailed?(state: BackendState): void;
   onConnected?(state: BackendState): void;
+  /** The backend left the configuration (`retain`); stop whatever runs for it. */
+  onRemoved?(id: string): void;
 }
 
+/** Weight of a new sample in the latency EWMA when it is not a new peak. */
 const EWMA_DECAY = 0.3;
 
 export class BackendRegistry {
   readonly #states = new Map<string, BackendState>();
   readonly #observers: RegistryObserver[] = [];
   readonly #now: () => number;
+  #seeded = false;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
   }
 
-  /** The record for `id`, created on first sight. */
+  /** The registry's clock (ms); injectable so slow-start tests control time. */
+  now(): number {
+    return this.#now();
+  }
+
+  /** The record for `id`, created on first sight (as an old, fully ramped backend). */
   get(id: string): BackendState {
     let s = this.#states.get(id);
     if (s === undefined) {
-      s = { id, active: 0, total: 0, failures: 0, available: true, latencyEwma: 0, upSince: this.#now() };
+      s = { id, active: 0, total: 0, failures: 0, available: true, latencyEwma: 0, upSince: 0 };
       this.#states.set(id, s);
     }
     return s;
@@ -53,14 +69,17 @@ export class BackendRegistry {
     return this.#states.get(id);
   }
 
+  /** True when a record exists for `id`. */
   has(id: string): boolean {
     return this.#states.has(id);
   }
 
+  /** Every record, in insertion order. */
   all(): IterableIterator<BackendState> {
     return this.#states.values();
   }
 
+  /** Subscribes `observer`; returns the function that unsubscribes it. */
   observe(observer: RegistryObserver): () => void {
     this.#observers.push(observer);
     return () => {
@@ -75,7 +94,8 @@ export class BackendRegistry {
     s.active++;
     s.total++;
     s.failures = 0;
-    s.latencyEwma = s.latencyEwma === 0 ? latencyMs : s.latencyEwma + EWMA_DECAY * (latencyMs - s.latencyEwma);
+    // Peak EWMA: a slower sample is taken at once, a faster one decays in (tower/Finagle PeakEwma).
+    s.latencyEwma = latencyMs > s.latencyEwma ? latencyMs : s.latencyEwma + EWMA_DECAY * (latencyMs - s.latencyEwma);
     for (const o of this.#observers) o.onConnected?.(s);
   }
 
@@ -103,7 +123,10 @@ export class BackendRegistry {
     }
   }
 
-  /** Keeps the records of `ids` and drops the rest (after a reload). Returns the dropped ids. */
+  /**
+   * Keeps the records of `ids` and drops the rest (after a reload). Backends seen for the first
+   * time start their slow-start ramp now, unless this is the first call. Returns the dropped ids.
+   */
   retain(ids: Iterable<string>): string[] {
     const keep = new Set(ids);
     const dropped: string[] = [];
@@ -113,7 +136,12 @@ export class BackendRegistry {
         dropped.push(id);
       }
     }
-    for (const id of keep) this.get(id);
+    const now = this.#seeded ? this.#now() : 0;
+    for (const id of keep) {
+      if (!this.#states.has(id)) this.get(id).upSince = now;
+    }
+    this.#seeded = true;
+    for (const id of dropped) for (const o of this.#observers) o.onRemoved?.(id);
     return dropped;
   }
 }

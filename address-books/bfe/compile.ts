@@ -1,0 +1,189 @@
+/**
+ * RoutingTable → Snapshot (reference bfe.md §3.8 cross-checks, §8 atomic reload):
+ *
+ * 1. validate the plain data against `routingTableSchema` (every problem, with its path);
+ * 2. compile every cluster (sub-cluster and backend weights must be positive);
+ * 3. fill the host table and VIP table (a host or VIP under two products is an error);
+ * 4. build each product's basic rule tree and compile its advanced rules' conditions,
+ *    checking that every cluster they name exists;
+ * 5. throw one SwitchboardError listing everything found, or return the snapshot.
+ *
+ * Nothing here touches the current snapshot, so a failed build changes nothing.
+ */
+import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
+import { isSwitchboardError } from '../../src/errors.ts';
+import { canonicalIp } from '../../src/ip.ts';
+import type { Request } from '../../src/types.ts';
+import type { AdvancedRule } from './advanced-rules.ts';
+import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from './basic-rules.ts';
+import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
+import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
+import { Issues } from './issues.ts';
+import { type ProductConfig, type RoutingTable, routingTableSchema } from './routing-table.ts';
+import { type ProductRoutes, Snapshot } from './snapshot.ts';
+
+/** Where the table came from, for error messages. */
+export interface CompileOptions {
+  /** Outer label of every error (`load routes.yaml`). */
+  readonly source?: string;
+  /** Config path prefix of the table's keys (`addressBook`); '' for a file of its own. */
+  readonly pathPrefix?: string;
+  /** Clock for time conditions (tests). */
+  readonly now?: () => number;
+}
+
+interface Ctx {
+  readonly issues: Issues;
+  readonly prefix: string;
+  readonly clusters: ReadonlyMap<string, CompiledCluster>;
+  readonly hosts: HostTable;
+  readonly table: RoutingTable;
+  readonly now: (() => number) | undefined;
+}
+
+function at(ctx: Ctx, path: string): string {
+  return ctx.prefix === '' ? path : `${ctx.prefix}.${path}`;
+}
+
+/** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
+export function compileRoutingTable(input: unknown, options: CompileOptions = {}): Snapshot {
+  const prefix = options.pathPrefix ?? '';
+  const source = options.source ?? '';
+  const issues = new Issues();
+  const parsed = routingTableSchema.safeParse(input);
+  if (!parsed.success) {
+    issues.addZod(parsed.error, prefix);
+    issues.throwIfAny(source);
+  }
+  const table = parsed.data!;
+  const clusters = new Map<string, CompiledCluster>();
+  const ctx: Ctx = { issues, prefix, clusters, hosts: new HostTable(), table, now: options.now };
+  for (const [name, cfg] of Object.entries(table.clusters)) {
+    const local = new Issues();
+    clusters.set(name, compileCluster(name, cfg, local));
+    for (const m of local.list) issues.add('', at(ctx, m));
+  }
+  checkConditions(ctx);
+  const vips = new Map<string, HostEntry>();
+  for (const [name, product] of Object.entries(table.products)) addHosts(ctx, name, product, vips);
+  const products = new Map<string, ProductRoutes>();
+  for (const [name, product] of Object.entries(table.products)) products.set(name, compileProduct(ctx, name, product));
+  let defaultProduct: HostEntry | undefined;
+  if (table.defaultProduct !== undefined) {
+    const where = at(ctx, 'defaultProduct');
+    if (!(table.defaultProduct in table.products)) issues.add(where, `product ${table.defaultProduct} does not exist`);
+    defaultProduct = entry(table.defaultProduct, 'default', undefined, table.defaultProduct, where);
+  }
+  issues.throwIfAny(source);
+  return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters });
+}
+
+function entry(product: string, via: HostEntry['via'], tag: string | undefined, pattern: string, where: string) {
+  return Object.freeze({ product, via, tag, pattern, where }) satisfies HostEntry;
+}
+
+function checkConditions(ctx: Ctx): void {
+  if (ctx.table.conditions === undefined) return;
+  try {
+    checkNamedConditions(ctx.table.conditions, at(ctx, 'conditions'));
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    ctx.issues.add('', e.message);
+  }
+}
+
+function addHost(ctx: Ctx, product: string, tag: string | undefined, raw: string, where: string): void {
+  const n = normaliseConfigHost(raw);
+  if ('error' in n) return ctx.issues.add(where, n.error);
+  const clash = ctx.hosts.add(n.host, entry(product, 'host', tag, n.host, where));
+  if (clash !== undefined) ctx.issues.add(where, `host ${n.host} is already listed at ${clash.where}`);
+}
+
+function addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<string, HostEntry>): void {
+  const base = at(ctx, `products.${name}`);
+  product.hosts?.forEach((h, i) => addHost(ctx, name, undefined, h, `${base}.hosts[${i}]`));
+  for (const [tag, hosts] of Object.entries(product.hostTags ?? {})) {
+    hosts.forEach((h, i) => addHost(ctx, name, tag, h, `${base}.hostTags.${tag}[${i}]`));
+  }
+  product.vips?.forEach((raw, i) => {
+    const where = `${base}.vips[${i}]`;
+    const ip = canonicalIp(raw.trim());
+    if (ip === undefined) return ctx.issues.add(where, `expected an IP address, got ${JSON.stringify(raw)}`);
+    const clash = vips.get(ip);
+    if (clash !== undefined) return ctx.issues.add(where, `vip ${ip} is already listed at ${clash.where}`);
+    vips.set(ip, entry(name, 'vip', undefined, ip, where));
+  });
+}
+
+function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | undefined {
+  const c = ctx.clusters.get(cluster);
+  if (c === undefined) ctx.issues.add(where, `cluster ${cluster} does not exist`);
+  return c;
+}
+
+function compileProduct(ctx: Ctx, name: string, product: ProductConfig): ProductRoutes {
+  const base = `products.${name}`;
+  let basic: BasicRuleTree | undefined;
+  product.basicRules?.forEach((rule, i) => {
+    basic ??= new BasicRuleTree();
+    const where = `${base}.basicRules[${i}]`;
+    const advanced = rule.cluster === ADVANCED_MODE;
+    const cluster = advanced ? undefined : clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
+    const candidates = cluster === undefined ? undefined : candidatesFor(cluster, name, where);
+    addBasicRule(ctx, basic, where, rule.hosts ?? ['*'], rule.paths ?? ['*'], rule.cluster, candidates);
+  });
+  const rules: AdvancedRule[] = [];
+  product.rules?.forEach((rule, index) => {
+    const where = `${base}.rules[${index}]`;
+    const cluster = clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
+    const match = compileCond(ctx, rule.cond, at(ctx, `${where}.cond`));
+    if (cluster === undefined || match === undefined) return;
+    const candidates = candidatesFor(cluster, name, where);
+    rules.push(Object.freeze({ index, rule: where, cond: rule.cond, cluster: rule.cluster, match, candidates }));
+  });
+  return Object.freeze({ name, basic, rules: Object.freeze(rules) });
+}
+
+function addBasicRule(
+  ctx: Ctx,
+  tree: BasicRuleTree,
+  where: string,
+  hosts: readonly string[],
+  paths: readonly string[],
+  cluster: string,
+  candidates: PathTarget['candidates'],
+): void {
+  hosts.forEach((rawHost, hi) => {
+    const n = normaliseConfigHost(rawHost);
+    if ('error' in n) return ctx.issues.add(at(ctx, `${where}.hosts[${hi}]`), n.error);
+    const tree2 = tree.pathsFor(n.host);
+    paths.forEach((rawPath, pi) => {
+      const key = parsePathPattern(rawPath);
+      const pathWhere = at(ctx, `${where}.paths[${pi}]`);
+      if (typeof key === 'string') return hi === 0 ? ctx.issues.add(pathWhere, key) : undefined;
+      const clash = tree2.add(key, Object.freeze({ pattern: rawPath, cluster, rule: where, candidates }));
+      if (clash !== undefined && clash.rule !== where) {
+        ctx.issues.add(pathWhere, `host ${n.host} path ${rawPath} is already routed by ${at(ctx, clash.rule)}`);
+      } else if (clash !== undefined) {
+        ctx.issues.add(pathWhere, `duplicate host ${n.host} path ${rawPath}`);
+      }
+    });
+  });
+}
+
+function compileCond(ctx: Ctx, source: string, where: string): ((req: Request) => boolean) | undefined {
+  const named = ctx.table.conditions;
+  const hosts = ctx.hosts;
+  try {
+    return compileCondition(source, {
+      ...(named === undefined ? {} : { named }),
+      hostTag: (host: string) => hosts.lookup(host)?.tag,
+      where,
+      ...(ctx.now === undefined ? {} : { now: ctx.now }),
+    });
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    ctx.issues.add('', e.message);
+    return undefined;
+  }
+}

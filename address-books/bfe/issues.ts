@@ -1,0 +1,38 @@
+/**
+ * Collects every problem found while compiling a routing table, so one failed load reports all
+ * of them at once (each with its config path) instead of the first only.
+ */
+import type { z } from 'zod';
+import { SwitchboardError } from '../../src/errors.ts';
+
+/** An accumulator of `path: message` problems. */
+export class Issues {
+  readonly list: string[] = [];
+
+  /** Records one problem at a config path (`products.web.basicRules[0].hosts[1]`). */
+  add(path: string, message: string): void {
+    this.list.push(path === '' ? message : `${path}: ${message}`);
+  }
+
+  /** Records every zod issue, its path joined in config notation. */
+  addZod(error: z.ZodError, prefix: string): void {
+    for (const issue of error.issues) this.add(joinPath(prefix, issue.path), issue.message);
+  }
+
+  /** Throws one SwitchboardError listing every problem, if there is any. */
+  throwIfAny(where: string): void {
+    if (this.list.length === 0) return;
+    const head = where === '' ? '' : `${where}: `;
+    throw new SwitchboardError('SWB_ERR_CONFIG', `${head}${this.list.join('; ')}`);
+  }
+}
+
+/** `a.b[2].c` from a prefix and a path of keys and indexes. */
+export function joinPath(prefix: string, path: readonly PropertyKey[]): string {
+  let out = prefix;
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}

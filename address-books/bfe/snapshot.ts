@@ -1,0 +1,86 @@
+/**
+ * One immutable routing snapshot: the plain-data table it came from plus its compiled matcher.
+ * `findAddresses` walks reference bfe.md §4 and allocates nothing on a hit:
+ *
+ *   host table ─miss─► VIP table ─miss─► defaultProduct ─miss─► no route
+ *        │ product
+ *        ▼
+ *   basic rule tree (host → path) ─hit─► Candidates
+ *        │ miss or ADVANCED_MODE
+ *        ▼
+ *   advanced rules, in order ─first match─► Candidates     (none → no route)
+ */
+import { canonicalIp } from '../../src/ip.ts';
+import type { Candidates, Request } from '../../src/types.ts';
+import { type AdvancedRule, firstMatch } from './advanced-rules.ts';
+import type { BasicRuleTree } from './basic-rules.ts';
+import type { CompiledCluster } from './clusters.ts';
+import type { HostEntry, HostTable } from './host-table.ts';
+import type { RoutingTable } from './routing-table.ts';
+
+/** The compiled rules of one product. */
+export interface ProductRoutes {
+  readonly name: string;
+  readonly basic: BasicRuleTree | undefined;
+  readonly rules: readonly AdvancedRule[];
+}
+
+/** The parts `compile.ts` hands to a snapshot. */
+export interface SnapshotParts {
+  readonly table: RoutingTable;
+  readonly hosts: HostTable;
+  readonly vips: ReadonlyMap<string, HostEntry>;
+  readonly defaultProduct: HostEntry | undefined;
+  readonly products: ReadonlyMap<string, ProductRoutes>;
+  readonly clusters: ReadonlyMap<string, CompiledCluster>;
+}
+
+/** A compiled routing table; read-only, shared by every request that started on it. */
+export class Snapshot {
+  readonly table: RoutingTable;
+  readonly hosts: HostTable;
+  readonly vips: ReadonlyMap<string, HostEntry>;
+  readonly defaultProduct: HostEntry | undefined;
+  readonly products: ReadonlyMap<string, ProductRoutes>;
+  readonly clusters: ReadonlyMap<string, CompiledCluster>;
+
+  constructor(parts: SnapshotParts) {
+    this.table = parts.table;
+    this.hosts = parts.hosts;
+    this.vips = parts.vips;
+    this.defaultProduct = parts.defaultProduct;
+    this.products = parts.products;
+    this.clusters = parts.clusters;
+  }
+
+  /** The product of a request: host table, then VIP, then the default product. */
+  productOf(req: Request): HostEntry | undefined {
+    const byHost = this.hosts.lookup(req.host);
+    if (byHost !== undefined) return byHost;
+    const vip = req.vip;
+    if (vip !== undefined && this.vips.size > 0) {
+      const byVip = this.vips.get(vip) ?? this.#vipSlow(vip);
+      if (byVip !== undefined) return byVip;
+    }
+    return this.defaultProduct;
+  }
+
+  /** Non-canonical VIP text (`2001:DB8::1`, `::ffff:1.2.3.4`): canonicalise, then look up. */
+  #vipSlow(vip: string): HostEntry | undefined {
+    const canonical = canonicalIp(vip);
+    return canonical === undefined || canonical === vip ? undefined : this.vips.get(canonical);
+  }
+
+  /** The candidates for a request, or undefined when no product, rule or cluster applies. */
+  findAddresses(req: Request): Candidates | undefined {
+    const product = this.productOf(req);
+    if (product === undefined) return undefined;
+    const routes = this.products.get(product.product);
+    if (routes === undefined) return undefined;
+    if (routes.basic !== undefined) {
+      const hit = routes.basic.lookup(req.host, req.path);
+      if (hit?.candidates !== undefined) return hit.candidates;
+    }
+    return firstMatch(routes.rules, req)?.candidates;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The `file` address book (Switchboard classic): a YAML, JSON or CSV list of host pattern,
+ * optional path prefix and backends. Loaded in `start()`, watched, and swapped whole on change;
+ * a bad file keeps the previous list and logs why.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
+import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import type { AddressBook, Candidates, Request, RoutingTableSource } from '../../src/types.ts';
+import { buildMatcher, type FileMatcher } from './matcher.ts';
+import { type FileEntry, parseEntries } from './parse.ts';
+
+const options = z.strictObject({
+  path: z.string().min(1),
+  watch: z.boolean().default(true),
+});
+
+interface Snapshot {
+  readonly entries: readonly FileEntry[];
+  readonly matcher: FileMatcher;
+  readonly text: string;
+}
+
+class FileBook implements AddressBook, RoutingTableSource {
+  readonly #path: string;
+  readonly #watch: boolean;
+  readonly #context: PluginContext;
+  #snapshot: Snapshot | undefined;
+  #watcher: FileWatcher | undefined;
+  #version = 0;
+
+  constructor(opts: z.output<typeof options>, context: PluginContext) {
+    this.#path = resolve(context.configDir, opts.path);
+    this.#watch = opts.watch;
+    this.#context = context;
+  }
+
+  get version(): number {
+    return this.#version;
+  }
+
+  async start(): Promise<void> {
+    await this.#load();
+    if (this.#watch) this.#watcher = watchFiles([this.#path], () => void this.#reload());
+  }
+
+  async close(): Promise<void> {
+    this.#watcher?.close();
+    this.#watcher = undefined;
+  }
+
+  findAddresses(request: Request): Candidates | undefined {
+    return this.#snapshot?.matcher.match(request.host, request.path);
+  }
+
+  routingTable(): unknown {
+    return this.#snapshot?.entries;
+  }
+
+  async #load(): Promise<void> {
+    const text = await readFile(this.#path, 'utf8');
+    if (text === this.#snapshot?.text) return;
+    const entries = parseEntries(text, this.#path);
+    this.#snapshot = Object.freeze({ entries: Object.freeze(entries), matcher: buildMatcher(entries), text });
+    this.#version++;
+  }
+
+  async #reload(): Promise<void> {
+    try {
+      const before = this.#version;
+      await this.#load();
+      if (this.#version !== before) {
+        this.#context.logger.info({ book: 'file', path: this.#path, version: this.#version }, 'address book reloaded');
+      }
+    } catch (e) {
+      this.#context.logger.warn({ book: 'file', path: this.#path, err: (e as Error).message }, 'address book reload failed; keeping the previous list');
+    }
+  }
+}
+
+/** The `file` book factory: `addressBook: { name: file, path: servers.yaml }`. */
+export const fileAddressBook = {
+  name: 'file',
+  options,
+  create: (opts: z.output<typeof options>, context: PluginContext) => new FileBook(opts, context),
+} satisfies AddressBookFactory;

@@ -1,0 +1,9 @@
+/** The built-in address books by name. */
+import type { AddressBookFactory } from '../src/plugin.ts';
+import { bfeAddressBook } from './bfe/index.ts';
+import { fileAddressBook } from './file/book.ts';
+
+export const builtinAddressBooks: Readonly<Record<string, AddressBookFactory>> = {
+  bfe: bfeAddressBook,
+  file: fileAddressBook,
+};

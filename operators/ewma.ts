@@ -1,0 +1,36 @@
+/**
+ * `ewma`: peak-EWMA latency balancing (Finagle/Linkerd PeakEwma, adapted to connect latency):
+ * two backends drawn by weight, the one with the lower `(latencyEwma + 1 ms) × (active + 1) /
+ * weight` wins. The registry's `latencyEwma` jumps up on a slow connect and decays on fast ones,
+ * so a backend that turns slow is avoided at once. The +1 ms keeps unmeasured backends
+ * (latency 0) comparable by load instead of all tying at zero.
+ */
+import type { BackendPicker } from '../src/gslb.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
+import { nowFor, operatorOf } from './lib/operator.ts';
+import { type Pool, poolOf } from './lib/pool.ts';
+import { twoChoicesPick } from './lib/two-choices.ts';
+
+/** Expected wait: latency times the queue it would join, per unit of weight. */
+function latencyCost(pool: Pool, i: number, weight: number): number {
+  const s = pool.states[i]!;
+  return ((s.latencyEwma + 1) * (s.active + 1)) / weight;
+}
+
+/** The `ewma` operator factory (no options). */
+export const ewma = {
+  name: 'ewma',
+  create(_options: unknown, ctx: PluginContext): OperatorInstance {
+    const { registry } = ctx;
+    const now = () => registry.now();
+    const picker: BackendPicker = {
+      pick(sub, _request, candidates, exclude) {
+        const pool = poolOf(registry, sub);
+        const slow = candidates.policy.slowStart;
+        const i = twoChoicesPick(pool, exclude, slow, nowFor(slow, now), ctx.random, latencyCost);
+        return i < 0 ? undefined : pool.jacks[i];
+      },
+    };
+    return operatorOf(picker, ctx.random);
+  },
+} satisfies OperatorFactory;

@@ -1,0 +1,66 @@
+/**
+ * A pool is one sub-cluster's backends laid out for the hot path: the backends, their registry
+ * records and weights in parallel arrays, built once per (registry, sub-cluster object) and
+ * cached in a WeakMap. A new snapshot brings new sub-cluster objects, so a reload is picked up
+ * without any invalidation; an old pool is collected with its snapshot.
+ */
+import type { BackendRegistry, BackendState } from '../../src/backend-registry.ts';
+import { slowStartWeight } from '../../src/slow-start.ts';
+import type { Backend, Jack, SubCluster } from '../../src/types.ts';
+
+/** One sub-cluster's backends with their registry records, in the address book's order. */
+export interface Pool {
+  readonly sub: SubCluster;
+  readonly backends: readonly Backend[];
+  readonly states: readonly BackendState[];
+  /** One frozen jack per backend, so a pick allocates nothing. */
+  readonly jacks: readonly Jack[];
+  /** Configured weights (never negative). */
+  readonly weights: Float64Array;
+  /** Sum of the configured weights. */
+  readonly totalWeight: number;
+}
+
+const pools = new WeakMap<BackendRegistry, WeakMap<SubCluster, Pool>>();
+
+/** The cached pool of `sub` for `registry`. */
+export function poolOf(registry: BackendRegistry, sub: SubCluster): Pool {
+  let byRegistry = pools.get(registry);
+  if (byRegistry === undefined) {
+    byRegistry = new WeakMap();
+    pools.set(registry, byRegistry);
+  }
+  let pool = byRegistry.get(sub);
+  if (pool === undefined) {
+    pool = buildPool(registry, sub);
+    byRegistry.set(sub, pool);
+  }
+  return pool;
+}
+
+function buildPool(registry: BackendRegistry, sub: SubCluster): Pool {
+  const backends = sub.backends;
+  const weights = new Float64Array(backends.length);
+  let totalWeight = 0;
+  const states: BackendState[] = [];
+  const jacks: Jack[] = [];
+  for (let i = 0; i < backends.length; i++) {
+    const b = backends[i]!;
+    jacks.push(Object.freeze({ backend: b, subcluster: sub.name }));
+    weights[i] = b.weight > 0 ? b.weight : 0;
+    totalWeight += weights[i]!;
+    states.push(registry.get(b.id));
+  }
+  return { sub, backends, states, jacks, weights, totalWeight };
+}
+
+/** True when backend `i` of `pool` may take traffic: up, positive weight, not excluded. */
+export function eligible(pool: Pool, i: number, exclude: ReadonlySet<string>): boolean {
+  return pool.weights[i]! > 0 && pool.states[i]!.available && (exclude.size === 0 || !exclude.has(pool.backends[i]!.id));
+}
+
+/** The weight backend `i` is worth now, slow start applied (`now` is only read when ramping). */
+export function weightOf(pool: Pool, i: number, slowStartMs: number, now: number): number {
+  const w = pool.weights[i]!;
+  return slowStartMs > 0 ? slowStartWeight(w, pool.states[i]!, slowStartMs, now) : w;
+}

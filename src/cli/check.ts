@@ -1,0 +1,33 @@
+/**
+ * `switchboard check`: validate a config (schema, plugins and their options, then a dry build of
+ * the address book so cross-file errors show) and print every error with its path.
+ */
+import { loadConfig } from '../config/load.ts';
+import { ConfigError } from '../config/errors.ts';
+import { isSwitchboardError } from '../errors.ts';
+import { BackendRegistry } from '../backend-registry.ts';
+import { createLogger } from '../log.ts';
+import { defaultRandom } from '../random.ts';
+
+/** Returns the exit code: 0 valid, 1 invalid. */
+export async function runCheck(file: string): Promise<number> {
+  try {
+    const loaded = await loadConfig(file);
+    const context = { configDir: loaded.dir, registry: new BackendRegistry(), logger: createLogger('warn'), random: defaultRandom };
+    const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
+    await book.start();
+    await book.close();
+    process.stdout.write(`config ${loaded.file}: ok\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      return 1;
+    }
+    if (isSwitchboardError(e)) {
+      process.stderr.write(`config ${file}: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

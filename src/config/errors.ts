@@ -1,0 +1,50 @@
+/**
+ * Config errors: every problem names its path (`listeners[0].address: expected host:port`).
+ */
+import type { z } from 'zod';
+import { SwitchboardError } from '../errors.ts';
+
+/** Formats a path like `addressBook.clusters.web.backends[0].address`. */
+export function formatPath(path: readonly PropertyKey[], prefix = ''): string {
+  let out = prefix;
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+function lowerFirst(s: string): string {
+  return s.length > 0 ? s[0]!.toLowerCase() + s.slice(1) : s;
+}
+
+/** One line per zod issue, each with its full path. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) lines.push(`${formatPath([...issue.path, key], prefix)}: unknown key`);
+    } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      // Report the branch that got furthest (the one with the deepest issue path).
+      const best = [...issue.errors].sort((a, b) => depth(b) - depth(a))[0]!;
+      lines.push(...formatIssues(best, formatPath(issue.path, prefix)));
+    } else {
+      const where = formatPath(issue.path, prefix) || '(root)';
+      lines.push(`${where}: ${lowerFirst(issue.message)}`);
+    }
+  }
+  return lines;
+}
+
+function depth(issues: readonly z.core.$ZodIssue[]): number {
+  return Math.max(0, ...issues.map((i) => i.path.length));
+}
+
+/** A config that failed validation; `errors` holds one line per problem. */
+export class ConfigError extends SwitchboardError {
+  readonly errors: readonly string[];
+  constructor(file: string, errors: readonly string[]) {
+    super('SWB_ERR_CONFIG', `config ${file}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n  ${errors.join('\n  ')}`);
+    this.errors = errors;
+  }
+}

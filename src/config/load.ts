@@ -1,0 +1,122 @@
+/**
+ * Loading a config: read the YAML file, validate it whole against the schema, resolve the
+ * operator and address book (built-in name or module path), validate their options. Nothing
+ * starts until all of it passed; every error names its path.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { AddressBookFactory, OperatorFactory } from '../plugin.ts';
+import { resolveAddressBook, resolveOperator } from '../plugins.ts';
+import { ConfigError, formatIssues } from './errors.ts';
+import { type Config, configSchema } from './schema.ts';
+
+/** Command-line overrides (DESIGN: CLI flags override the file). */
+export interface ConfigOverrides {
+  readonly panel?: string;
+  readonly workers?: number;
+  readonly listen?: readonly string[];
+}
+
+/** A validated config with its plugins resolved and their options parsed. */
+export interface LoadedConfig {
+  readonly file: string;
+  readonly dir: string;
+  readonly config: Config;
+  readonly operator: { readonly factory: OperatorFactory; readonly options: unknown };
+  readonly addressBook: { readonly factory: AddressBookFactory; readonly options: unknown };
+  /** The raw text, for change detection (an identical config is a no-op on reload). */
+  readonly text: string;
+}
+
+/** Reads, parses and validates `file`; throws ConfigError listing every problem. */
+export async function loadConfig(file: string, overrides: ConfigOverrides = {}): Promise<LoadedConfig> {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(path, [`cannot read: ${(e as Error).message}`]);
+  }
+  const raw = parseYaml(path, text);
+  return validateConfig(raw, path, text, overrides);
+}
+
+function parseYaml(path: string, text: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      path,
+      doc.errors.map((e) => `yaml line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`),
+    );
+  }
+  return doc.toJS() ?? {};
+}
+
+/** Validates an already-parsed config object (also used by tests and the demo). */
+export async function validateConfig(
+  raw: unknown,
+  path: string,
+  text: string,
+  overrides: ConfigOverrides = {},
+): Promise<LoadedConfig> {
+  const withOverrides = applyOverrides(raw, overrides);
+  const parsed = configSchema.safeParse(withOverrides);
+  if (!parsed.success) throw new ConfigError(path, formatIssues(parsed.error.issues));
+  const config = parsed.data;
+  const dir = dirname(path);
+  const errors: string[] = [];
+  const operator = await resolvePlugin('operator', config.operator, dir, resolveOperator, errors);
+  const addressBook = await resolvePlugin('addressBook', config.addressBook, dir, resolveAddressBook, errors);
+  if (errors.length > 0 || operator === undefined || addressBook === undefined) throw new ConfigError(path, errors);
+  return { file: path, dir, config, operator, addressBook, text };
+}
+
+function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const out: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  if (o.panel !== undefined || o.workers !== undefined) {
+    const current = out.panel;
+    const base = typeof current === 'object' && current !== null ? { ...(current as object) } : { name: current ?? 'net' };
+    out.panel = {
+      ...base,
+      ...(o.panel !== undefined ? { name: o.panel } : {}),
+      ...(o.workers !== undefined ? { threads: o.workers } : {}),
+    };
+  }
+  if (o.listen !== undefined && o.listen.length > 0) {
+    out.listeners = o.listen.map((address, i) => ({ name: i === 0 ? 'cli' : `cli${i}`, address }));
+  }
+  return out;
+}
+
+async function resolvePlugin<F extends OperatorFactory | AddressBookFactory>(
+  key: 'operator' | 'addressBook',
+  ref: { name: string; [k: string]: unknown },
+  dir: string,
+  resolver: (name: string, dir: string) => Promise<F>,
+  errors: string[],
+): Promise<{ factory: F; options: unknown } | undefined> {
+  let factory: F;
+  try {
+    factory = await resolver(ref.name, dir);
+  } catch (e) {
+    errors.push(`${key}.name: ${(e as Error).message}`);
+    return undefined;
+  }
+  const { name: _name, ...rest } = ref;
+  if (factory.options === undefined) {
+    const keys = Object.keys(rest);
+    if (keys.length > 0) {
+      errors.push(...keys.map((k) => `${key}.${k}: unknown key (${ref.name} takes no options)`));
+      return undefined;
+    }
+    return { factory, options: {} };
+  }
+  const parsed = factory.options.safeParse(rest);
+  if (!parsed.success) {
+    errors.push(...formatIssues(parsed.error.issues, key));
+    return undefined;
+  }
+  return { factory, options: parsed.data };
+}

@@ -1,0 +1,27 @@
+/**
+ * The built-in panels by name. A panel is created on a runtime and owns its listeners.
+ */
+import { netPanel } from '../panels/net/index.ts';
+import type { Runtime } from './runtime.ts';
+import type { Panel } from './types.ts';
+
+/** A panel that can report its bound addresses (port 0 resolved), for tests and logs. */
+export interface BoundPanel extends Panel {
+  addresses(): Record<string, { host: string; port: number }>;
+}
+
+export interface PanelFactory {
+  readonly name: string;
+  create(runtime: Runtime): BoundPanel;
+}
+
+export const builtinPanels: Readonly<Record<string, PanelFactory>> = {
+  net: netPanel,
+};
+
+/** The factory for a panel name; throws with the known names. */
+export function resolvePanel(name: string): PanelFactory {
+  const f = Object.hasOwn(builtinPanels, name) ? builtinPanels[name] : undefined;
+  if (f === undefined) throw new Error(`unknown panel ${JSON.stringify(name)}; known: ${Object.keys(builtinPanels).join(', ')}`);
+  return f;
+}

@@ -1,0 +1,231 @@
+/**
+ * h2c prior-knowledge peek: from the first bytes of a connection, the routing keys of its
+ * first request (RFC 9113 §3.4, §6.2, §6.10; RFC 7541).
+ *
+ * ```
+ * | preface (24) | SETTINGS | (SETTINGS|WINDOW_UPDATE|PING|PRIORITY|unknown)* | HEADERS | CONTINUATION* |
+ *                                                                             ^ block ends at END_HEADERS
+ * ```
+ * 1. Match the 24-byte preface incrementally (`PRI` alone is also an HTTP/1 method).
+ * 2. The first frame must be a SETTINGS frame; until the server's SETTINGS are acknowledged every
+ *    payload is ≤ 16384 bytes, which holds during the peek since the backend has not spoken.
+ * 3. Skip the control frames a client may send before its first request, bounded in number
+ *    and bytes; anything else on an idle stream is a PROTOCOL_ERROR (§5.1).
+ * 4. Collect the HEADERS fragment (padding and priority stripped) and its CONTINUATION frames,
+ *    which must follow on the same stream with nothing in between, bounded in number and in
+ *    total block bytes (the CONTINUATION flood, RFC 9113 §10.5.1).
+ * 5. Decode the complete block with a fresh HPACK decoder (table 4096, the server's default:
+ *    the client's own SETTINGS do not size the table for its requests) and validate it.
+ * The peek only reads: the caller forwards the original bytes unchanged. It is stateless, so
+ * calling it again on a longer buffer gives the same answer whatever the split. `undefined`
+ * means "need more bytes"; a refusal throws `H2PeekError`, whose `h2Code` goes into the GOAWAY
+ * written by `goawayFrame` before closing.
+ */
+
+import { type H2cFields, validateRequestFields } from './h2-fields.ts';
+import {
+  FLAG,
+  FRAME,
+  FRAME_HEADER_BYTES,
+  type FrameHeader,
+  H2_ERROR,
+  H2PeekError,
+  INITIAL_MAX_FRAME_SIZE,
+  readFrameHeader,
+  readUint32,
+} from './h2-frames.ts';
+import { HpackDecoder } from './hpack.ts';
+
+export { goawayFrame, H2_ERROR, H2PeekError, SERVER_PREFACE } from './h2-frames.ts';
+
+/** The client connection preface (RFC 9113 §3.4). */
+export const H2_PREFACE: Buffer = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/** Frames allowed before the first HEADERS (SETTINGS included). */
+export const MAX_PRELUDE_FRAMES = 32;
+/** CONTINUATION frames allowed after the first HEADERS. */
+export const MAX_CONTINUATION_FRAMES = 32;
+
+/** The first request of an h2c connection, as routing sees it. */
+export interface H2cHead extends H2cFields {
+  readonly streamId: number;
+  /** Bytes consumed up to the end of the first header block (END_HEADERS frame included). */
+  readonly length: number;
+}
+
+/** true = the h2c preface, false = not h2c, undefined = too few bytes to tell yet. */
+export function looksLikeH2c(buf: Buffer): boolean | undefined {
+  const n = Math.min(buf.length, H2_PREFACE.length);
+  for (let i = 0; i < n; i++) if (buf[i] !== H2_PREFACE[i]) return false;
+  return n === H2_PREFACE.length ? true : undefined;
+}
+
+function protocolError(why: string): H2PeekError {
+  return new H2PeekError(H2_ERROR.PROTOCOL_ERROR, `h2c: ${why}`);
+}
+
+function frameSizeError(why: string): H2PeekError {
+  return new H2PeekError(H2_ERROR.FRAME_SIZE_ERROR, `h2c: ${why}`);
+}
+
+function calmError(why: string, result: 'bad_request' | 'header_too_large' = 'bad_request'): H2PeekError {
+  return new H2PeekError(H2_ERROR.ENHANCE_YOUR_CALM, `h2c: ${why}`, result);
+}
+
+/**
+ * Peeks the first request of an h2c connection: its head, `undefined` when more bytes are
+ * needed, or a thrown `H2PeekError`. `maxHeaderBytes` bounds the frames before the request,
+ * the compressed header block and the decoded header list.
+ */
+export function peekH2c(buf: Buffer, maxHeaderBytes: number): H2cHead | undefined {
+  const preface = looksLikeH2c(buf);
+  if (preface === false) {
+    const at = buf.findIndex((b, i) => b !== H2_PREFACE[i]);
+    throw protocolError(`bad connection preface at byte ${at}`);
+  }
+  if (preface === undefined) return undefined;
+  let offset = H2_PREFACE.length;
+  for (let frames = 0; ; frames++) {
+    const frame = readFrameHeader(buf, offset);
+    if (frame === undefined) return undefined;
+    checkFrameSize(frame);
+    if (frames === 0 && frame.type !== FRAME.SETTINGS)
+      throw protocolError(`first frame is type ${frame.type}, not settings`);
+    if (frame.type === FRAME.HEADERS) return readRequest(buf, frame, maxHeaderBytes);
+    if (frames >= MAX_PRELUDE_FRAMES)
+      throw calmError(`more than ${MAX_PRELUDE_FRAMES} frames before the first headers`);
+    checkPreludeFrame(frame, frames === 0);
+    const end = offset + FRAME_HEADER_BYTES + frame.length;
+    if (end - H2_PREFACE.length > maxHeaderBytes) {
+      throw calmError(`frames before the first headers exceed ${maxHeaderBytes} bytes`, 'header_too_large');
+    }
+    if (buf.length < end) return undefined;
+    checkPreludePayload(buf, frame);
+    offset = end;
+  }
+}
+
+function checkFrameSize(frame: FrameHeader): void {
+  if (frame.length > INITIAL_MAX_FRAME_SIZE) {
+    throw frameSizeError(
+      `frame of type ${frame.type} at byte ${frame.offset} has ${frame.length} bytes (max ${INITIAL_MAX_FRAME_SIZE})`,
+    );
+  }
+}
+
+/** Frame-header checks for the frames a client may send before its first request (§6, §5.1). */
+function checkPreludeFrame(frame: FrameHeader, first: boolean): void {
+  const { type, length, streamId, flags } = frame;
+  const at = `at byte ${frame.offset}`;
+  switch (type) {
+    case FRAME.SETTINGS:
+      if (streamId !== 0) throw protocolError(`settings on stream ${streamId} ${at}`);
+      if ((flags & FLAG.ACK) !== 0) {
+        if (first) throw protocolError(`first settings is an ack ${at}`);
+        if (length !== 0) throw frameSizeError(`settings ack with a payload ${at}`);
+      } else if (length % 6 !== 0) {
+        throw frameSizeError(`settings length ${length} is not a multiple of 6 ${at}`);
+      }
+      return;
+    case FRAME.PING:
+      if (streamId !== 0) throw protocolError(`ping on stream ${streamId} ${at}`);
+      if (length !== 8) throw frameSizeError(`ping length ${length} ${at}`);
+      return;
+    case FRAME.WINDOW_UPDATE:
+      // A window update on a stream is illegal while the stream is idle (§5.1).
+      if (streamId !== 0) throw protocolError(`window_update on idle stream ${streamId} ${at}`);
+      if (length !== 4) throw frameSizeError(`window_update length ${length} ${at}`);
+      return;
+    case FRAME.PRIORITY:
+      if (streamId === 0) throw protocolError(`priority on stream 0 ${at}`);
+      if (length !== 5) throw frameSizeError(`priority length ${length} ${at}`);
+      return;
+    case FRAME.DATA:
+    case FRAME.RST_STREAM:
+    case FRAME.PUSH_PROMISE:
+    case FRAME.GOAWAY:
+    case FRAME.CONTINUATION:
+      throw protocolError(`unexpected frame type ${type} before the first headers ${at}`);
+    default:
+      return; // unknown extension frames are ignored (§5.5)
+  }
+}
+
+/** Payload checks: SETTINGS values (§6.5.2), WINDOW_UPDATE increment (§6.9), PRIORITY self-dependency (§5.3.1). */
+function checkPreludePayload(buf: Buffer, frame: FrameHeader): void {
+  const start = frame.offset + FRAME_HEADER_BYTES;
+  const at = `at byte ${frame.offset}`;
+  if (frame.type === FRAME.SETTINGS) {
+    for (let p = start; p < start + frame.length; p += 6) {
+      const id = (buf[p]! << 8) | buf[p + 1]!;
+      const value = readUint32(buf, p + 2);
+      if (id === 0x2 && value > 1) throw protocolError(`settings enable_push ${value} ${at}`);
+      if (id === 0x4 && value > 0x7fffffff) {
+        throw new H2PeekError(H2_ERROR.FLOW_CONTROL_ERROR, `h2c: settings initial_window_size ${value} ${at}`);
+      }
+      if (id === 0x5 && (value < INITIAL_MAX_FRAME_SIZE || value > 0xffffff)) {
+        throw protocolError(`settings max_frame_size ${value} ${at}`);
+      }
+    }
+  } else if (frame.type === FRAME.WINDOW_UPDATE) {
+    if ((readUint32(buf, start) & 0x7fffffff) === 0) throw protocolError(`window_update of 0 ${at}`);
+  } else if (frame.type === FRAME.PRIORITY) {
+    if ((readUint32(buf, start) & 0x7fffffff) === frame.streamId)
+      throw protocolError(`stream ${frame.streamId} depends on itself ${at}`);
+  }
+}
+
+/** Collects the header block of the first HEADERS and its CONTINUATIONs, then decodes it. */
+function readRequest(buf: Buffer, headers: FrameHeader, maxHeaderBytes: number): H2cHead | undefined {
+  const { streamId } = headers;
+  if (streamId === 0 || streamId % 2 === 0)
+    throw protocolError(`headers on ${streamId === 0 ? 'stream 0' : `even stream ${streamId}`}`);
+  let end = headers.offset + FRAME_HEADER_BYTES + headers.length;
+  if (buf.length < end) return undefined;
+  const first = headerFragment(buf, headers);
+  const fragments: Buffer[] = [first];
+  let total = first.length;
+  let flags = headers.flags;
+  for (let continuations = 0; (flags & FLAG.END_HEADERS) === 0; continuations++) {
+    const frame = readFrameHeader(buf, end);
+    if (frame === undefined) return undefined;
+    if (frame.type !== FRAME.CONTINUATION || frame.streamId !== streamId) {
+      throw protocolError(
+        `frame type ${frame.type} on stream ${frame.streamId} at byte ${end} interrupts the header block of stream ${streamId}`,
+      );
+    }
+    checkFrameSize(frame);
+    if (continuations >= MAX_CONTINUATION_FRAMES)
+      throw calmError(`more than ${MAX_CONTINUATION_FRAMES} continuation frames`);
+    total += frame.length;
+    if (total > maxHeaderBytes) throw calmError(`header block exceeds ${maxHeaderBytes} bytes`, 'header_too_large');
+    end = frame.offset + FRAME_HEADER_BYTES + frame.length;
+    if (buf.length < end) return undefined;
+    fragments.push(buf.subarray(frame.offset + FRAME_HEADER_BYTES, end));
+    flags = frame.flags;
+  }
+  const block = fragments.length === 1 ? first : Buffer.concat(fragments, total);
+  const fields = new HpackDecoder(4096).decode(block, maxHeaderBytes);
+  return { ...validateRequestFields(fields), streamId, length: end };
+}
+
+/** The field block fragment of a HEADERS frame, without pad length, priority and padding (§6.2). */
+function headerFragment(buf: Buffer, frame: FrameHeader): Buffer {
+  let start = frame.offset + FRAME_HEADER_BYTES;
+  let end = start + frame.length;
+  const at = `headers at byte ${frame.offset}`;
+  if ((frame.flags & FLAG.PADDED) !== 0) {
+    if (frame.length < 1) throw frameSizeError(`${at}: padded with no pad length`);
+    const padding = buf[start]!;
+    start += 1;
+    if (padding > end - start) throw protocolError(`${at}: padding of ${padding} exceeds the payload`);
+    end -= padding;
+  }
+  if ((frame.flags & FLAG.PRIORITY) !== 0) {
+    if (end - start < 5) throw frameSizeError(`${at}: too short for its priority fields`);
+    if ((readUint32(buf, start) & 0x7fffffff) === frame.streamId)
+      throw protocolError(`${at}: stream depends on itself`);
+    start += 5;
+  }
+  return buf.subarray(start, end);
+}

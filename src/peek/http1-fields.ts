@@ -1,0 +1,147 @@
+/**
+ * Strict HTTP/1 field rules shared by request and response heads (hazard rows #3–#7, #13 of
+ * reference/peers-reliability.md §3). llhttp checks the basic grammar; these are the stricter
+ * checks it lacks, each rejecting with a message that names the header and the byte.
+ */
+
+import { peerError } from '../errors.ts';
+import { hex } from './http1-scan.ts';
+
+/** One raw field line: name as sent, value with surrounding OWS removed. */
+export type HeaderPair = readonly [string, string];
+
+/** How the body after a request head is delimited (RFC 9112 §6.3). */
+export type RequestBodyFraming =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'length'; readonly length: number }
+  | { readonly kind: 'chunked' };
+
+/** Request framings plus the response-only ones: read until close, or an opaque tunnel. */
+export type BodyFraming = RequestBodyFraming | { readonly kind: 'close' } | { readonly kind: 'tunnel' };
+
+/** Shared framing singletons (they carry no per-message state). */
+export const NO_BODY = Object.freeze({ kind: 'none' }) as { readonly kind: 'none' };
+export const CHUNKED = Object.freeze({ kind: 'chunked' }) as { readonly kind: 'chunked' };
+
+// RFC 9110 §5.6.2 tchar: "!#$%&'*+-.^_`|~" DIGIT ALPHA.
+const TCHAR = new Uint8Array(128);
+for (const ch of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+  TCHAR[ch.charCodeAt(0)] = 1;
+}
+
+/** True when `s` is a non-empty RFC 9110 token. */
+export function isToken(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 128 || TCHAR[c] === 0) return false;
+  }
+  return true;
+}
+
+function bad(who: string, what: string): Error {
+  return peerError('bad_request', `${who}: ${what}`);
+}
+
+/**
+ * Parses field line number `n` (1-based) that starts at byte `at` of the buffer.
+ * Rejects: a line led by SP/HT (obs-fold #5, or #13 for the first one), a missing colon, an
+ * empty or non-token name, whitespace before the colon (#7), and CTL/DEL in the value (#7).
+ */
+export function parseFieldLine(line: string, n: number, at: number, who: string): HeaderPair {
+  const first = line.charCodeAt(0);
+  if (first === 0x20 || first === 0x09) {
+    const what = n === 1 ? 'whitespace-led line after the start line' : 'obs-fold (line folding)';
+    throw bad(who, `${what} in header ${n} at byte ${at}`);
+  }
+  const colon = line.indexOf(':');
+  if (colon === -1) throw bad(who, `no colon in header ${n} at byte ${at}`);
+  if (colon === 0) throw bad(who, `empty name in header ${n} at byte ${at}`);
+  for (let i = 0; i < colon; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 0x20 || c === 0x09) throw bad(who, `whitespace before colon in header ${n} at byte ${at + i}`);
+    if (c >= 128 || TCHAR[c] === 0) throw bad(who, `invalid byte 0x${hex(c)} in name of header ${n} at byte ${at + i}`);
+  }
+  let from = colon + 1;
+  let to = line.length;
+  while (from < to && isOws(line.charCodeAt(from))) from++;
+  while (to > from && isOws(line.charCodeAt(to - 1))) to--;
+  for (let i = from; i < to; i++) {
+    const c = line.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) {
+      throw bad(who, `control byte 0x${hex(c)} in value of header ${n} at byte ${at + i}`);
+    }
+  }
+  return [line.slice(0, colon), line.slice(from, to)];
+}
+
+function isOws(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
+/** Splits a list-valued field on commas, trimming OWS; empty elements are kept (as ''). */
+export function splitList(value: string): string[] {
+  const parts = value.split(',');
+  for (let i = 0; i < parts.length; i++) parts[i] = parts[i]!.replace(/^[ \t]+|[ \t]+$/g, '');
+  return parts;
+}
+
+/** Longest Content-Length we accept: 15 digits stays below 2^53, so Number is exact (#4). */
+const MAX_CL_DIGITS = 15;
+
+/**
+ * Resolves every Content-Length value (several lines and comma lists) to one length (#4,
+ * RFC 9110 §8.6, RFC 9112 §6.3 rule 5): each element must be 1*DIGIT of at most 15 digits, and
+ * all must be identical (we accept `5, 5` and two `5` lines as one 5); otherwise 400.
+ */
+export function parseContentLength(values: readonly string[], who: string): number {
+  let result = -1;
+  for (const value of values) {
+    for (const element of splitList(value)) {
+      if (!/^[0-9]+$/.test(element)) throw bad(who, `invalid Content-Length "${clip(value)}"`);
+      if (element.length > MAX_CL_DIGITS) throw bad(who, `Content-Length longer than ${MAX_CL_DIGITS} digits`);
+      const n = Number(element);
+      if (result !== -1 && n !== result) throw bad(who, `conflicting Content-Length values ${result} and ${n}`);
+      result = n;
+    }
+  }
+  return result;
+}
+
+/** Codings we know; anything else before `chunked` is refused (we have no 501 code). */
+const KNOWN_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'compress', 'x-compress']);
+
+/**
+ * Validates Transfer-Encoding (#3, RFC 9112 §6.1, §6.3 rule 4): exactly one field line, a comma
+ * list of bare tokens (no parameters, no empty elements), codings we know, `chunked` exactly
+ * once and last. Returns normally only when the message is chunked.
+ */
+export function checkTransferEncoding(values: readonly string[], who: string): void {
+  if (values.length > 1) throw bad(who, 'more than one Transfer-Encoding line');
+  const codings = splitList(values[0] ?? '');
+  for (let i = 0; i < codings.length; i++) {
+    const coding = codings[i]!;
+    if (!isToken(coding)) throw bad(who, `invalid Transfer-Encoding element "${clip(coding)}"`);
+    const lower = coding.toLowerCase();
+    const last = i === codings.length - 1;
+    if (lower === 'chunked') {
+      if (!last) throw bad(who, 'Transfer-Encoding chunked is not the final coding');
+    } else if (last) {
+      throw bad(who, `Transfer-Encoding final coding "${clip(coding)}" is not chunked`);
+    } else if (!KNOWN_CODINGS.has(lower)) {
+      throw bad(who, `unknown transfer coding "${clip(coding)}"`);
+    }
+  }
+}
+
+/** Lower-cased tokens of every Connection line. */
+export function connectionTokens(values: readonly string[]): Set<string> {
+  const tokens = new Set<string>();
+  for (const value of values) for (const t of splitList(value)) if (t !== '') tokens.add(t.toLowerCase());
+  return tokens;
+}
+
+/** Shortens peer-supplied text quoted in an error message. */
+export function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+}

@@ -1,0 +1,206 @@
+/**
+ * The HTTP/1 request-head peek: bytes in, a strictly validated `Http1Head` out.
+ *
+ *   socket bytes ─► accumulated buf ─► HeadScanner (head end, bare CR/LF, limits; incremental)
+ *                                          │ complete head
+ *                                          ▼
+ *                     our strict parse (request line, field lines, Host, CL/TE, target)
+ *                                          │
+ *                                          ▼
+ *                     llhttp-wasm once over the head (basic grammar) + cross-check ─► Http1Head
+ *
+ * 1. `Http1HeadScanner.feed(buf)` is called with the whole accumulated buffer after each read;
+ *    it returns undefined until the head is complete (or throws 400/414/431). The scanner keeps
+ *    its scan offset, so trickled bytes cost O(n) overall. `peekHttp1` is the one-shot form.
+ * 2. A complete head is decoded once as latin1 and split on CRLF (the scanner guarantees there
+ *    is no other line break). Every strict rule of reference/peers-reliability.md §3 rows 1–13
+ *    is enforced here, in head order, so the verdict does not depend on how bytes were split.
+ * 3. llhttp must accept the head too, and must agree on the target, version and field count.
+ * 4. Choices: one leading empty line is skipped (a second → 400); identical Content-Length
+ *    values (`5, 5` or two `5` lines) count as one; `Content-Length: 0` is framing `none`.
+ */
+
+import { peerError } from '../errors.ts';
+import {
+  CHUNKED,
+  checkTransferEncoding,
+  connectionTokens,
+  type HeaderPair,
+  NO_BODY,
+  parseContentLength,
+  parseFieldLine,
+  type RequestBodyFraming,
+} from './http1-fields.ts';
+import { type Authority, parseAuthority, sameAuthority } from './http1-host.ts';
+import { HeadScanner } from './http1-scan.ts';
+import { parseRequestLine, parseTarget } from './http1-target.ts';
+import { llhttpHead } from './llhttp.ts';
+
+export type { BodyFraming, HeaderPair, RequestBodyFraming } from './http1-fields.ts';
+
+/** A validated HTTP/1 request head. */
+export interface Http1Head {
+  readonly method: string;
+  /** The request-target exactly as sent. */
+  readonly target: string;
+  readonly versionMinor: 0 | 1;
+  /** Raw [name, value] pairs in wire order; values without surrounding OWS. */
+  readonly headers: readonly HeaderPair[];
+  /** Lower-cased, without port and one trailing dot; IPv6 keeps brackets; '' when absent. */
+  readonly host: string;
+  readonly port: number | undefined;
+  /** Normalised path for matching; '*' for `OPTIONS *`; undefined for CONNECT. */
+  readonly path: string | undefined;
+  /** Raw query without '?'; '' when absent. */
+  readonly query: string;
+  /** Bytes from the buffer start through the final CRLFCRLF (a skipped leading CRLF included). */
+  readonly headLength: number;
+  readonly bodyFraming: RequestBodyFraming;
+  /** `Connection: upgrade` together with an Upgrade header. */
+  readonly upgrade: boolean;
+  /** `Connection: close`, or HTTP/1.0 without `keep-alive`. */
+  readonly connectionClose: boolean;
+  readonly expectContinue: boolean;
+}
+
+/** Incremental request-head peek for one connection; `reset()` before the next request's head. */
+export class Http1HeadScanner {
+  readonly #scanner: HeadScanner;
+
+  constructor(maxHeaderBytes: number) {
+    this.#scanner = new HeadScanner('request', maxHeaderBytes);
+  }
+
+  /** Feeds the accumulated buffer (starting at the head); undefined means "need more bytes". */
+  feed(buf: Buffer): Http1Head | undefined {
+    const end = this.#scanner.scan(buf);
+    if (end === -1) return undefined;
+    return parseHead(buf, this.#scanner.start, this.#scanner.startLineEnd, end);
+  }
+
+  /** Starts over for a new head at offset 0 of the next buffer. */
+  reset(): void {
+    this.#scanner.reset();
+  }
+}
+
+/** One-shot peek: the head, undefined when more bytes are needed, or a thrown peer error. */
+export function peekHttp1(buf: Buffer, maxHeaderBytes: number): Http1Head | undefined {
+  return new Http1HeadScanner(maxHeaderBytes).feed(buf);
+}
+
+function bad(what: string): Error {
+  return peerError('bad_request', `http1: ${what}`);
+}
+
+/** Field values the framing and routing rules need, gathered in one pass. */
+interface Gathered {
+  hosts: string[];
+  contentLength: string[];
+  transferEncoding: string[];
+  connection: string[];
+  upgrade: boolean;
+  expect: string | undefined;
+}
+
+/** Parses and validates a complete head: bytes [start, end) of `buf`. */
+function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Http1Head {
+  const line = buf.toString('latin1', start, lineEnd);
+  const { method, target, versionMinor } = parseRequestLine(line);
+  const headers: HeaderPair[] = [];
+  const g: Gathered = { hosts: [], contentLength: [], transferEncoding: [], connection: [], upgrade: false, expect: undefined };
+  const at = lineEnd + 2;
+  if (at < end - 2) {
+    const text = buf.toString('latin1', at, end - 4);
+    let from = 0;
+    for (let n = 1; from <= text.length; n++) {
+      let to = text.indexOf('\r\n', from);
+      if (to === -1) to = text.length;
+      const pair = parseFieldLine(text.slice(from, to), n, at + from, 'http1');
+      headers.push(pair);
+      gather(g, pair);
+      from = to + 2;
+    }
+  }
+  const parts = parseTarget(method, target);
+  const hostAuth = resolveHost(g, versionMinor, parts.authority, parts.scheme);
+  const bodyFraming = framing(g, versionMinor);
+  crossCheck(buf.subarray(start, end), target, versionMinor, headers.length);
+  const tokens = connectionTokens(g.connection);
+  return {
+    method,
+    target,
+    versionMinor,
+    headers,
+    host: hostAuth.host,
+    port: hostAuth.port,
+    path: parts.path,
+    query: parts.query,
+    headLength: end,
+    bodyFraming,
+    upgrade: g.upgrade && tokens.has('upgrade'),
+    connectionClose: tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive')),
+    expectContinue: g.expect !== undefined && g.expect.toLowerCase() === '100-continue',
+  };
+}
+
+function gather(g: Gathered, [name, value]: HeaderPair): void {
+  // Names are tokens (checked), so a length switch before lower-casing keeps this cheap.
+  switch (name.length) {
+    case 4:
+      if (name.toLowerCase() === 'host') g.hosts.push(value);
+      break;
+    case 6:
+      if (name.toLowerCase() === 'expect') g.expect = value;
+      break;
+    case 7:
+      if (name.toLowerCase() === 'upgrade') g.upgrade = true;
+      break;
+    case 10:
+      if (name.toLowerCase() === 'connection') g.connection.push(value);
+      break;
+    case 14:
+      if (name.toLowerCase() === 'content-length') g.contentLength.push(value);
+      break;
+    case 17:
+      if (name.toLowerCase() === 'transfer-encoding') g.transferEncoding.push(value);
+      break;
+  }
+}
+
+/** Host rules (#8, #9): exactly one Host on HTTP/1.1; a target authority must agree with it. */
+function resolveHost(g: Gathered, versionMinor: 0 | 1, target: Authority | undefined, scheme: string): Authority {
+  if (g.hosts.length > 1) throw bad(`${g.hosts.length} Host header lines`);
+  const raw = g.hosts[0];
+  if (raw === undefined) {
+    if (versionMinor === 1) throw bad('no Host header in an HTTP/1.1 request');
+    return target ?? { host: '', port: undefined };
+  }
+  const host = parseAuthority(raw, 'Host');
+  if (target !== undefined && !sameAuthority(target, host, scheme)) {
+    throw bad(`request-target authority "${target.host}" differs from Host "${host.host}"`);
+  }
+  return host;
+}
+
+/** Body framing (#1–#4, RFC 9112 §6.3): TE and CL are exclusive; TE needs HTTP/1.1. */
+function framing(g: Gathered, versionMinor: 0 | 1): RequestBodyFraming {
+  if (g.transferEncoding.length > 0) {
+    if (g.contentLength.length > 0) throw bad('both Transfer-Encoding and Content-Length');
+    if (versionMinor === 0) throw bad('Transfer-Encoding in an HTTP/1.0 request');
+    checkTransferEncoding(g.transferEncoding, 'http1');
+    return CHUNKED;
+  }
+  if (g.contentLength.length === 0) return NO_BODY;
+  const length = parseContentLength(g.contentLength, 'http1');
+  return length === 0 ? NO_BODY : { kind: 'length', length };
+}
+
+/** llhttp must accept the head and see the same target, version and number of fields. */
+function crossCheck(head: Buffer, target: string, versionMinor: number, fields: number): void {
+  const r = llhttpHead('REQUEST', head);
+  if (!r.ok) throw bad(`llhttp: ${r.reason}`);
+  if (r.url !== target || r.versionMinor !== versionMinor || r.fields !== fields) {
+    throw bad('parser disagreement on the request head');
+  }
+}

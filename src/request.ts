@@ -1,0 +1,182 @@
+/**
+ * The frozen Request view that routing reads (src/types.ts `Request`), built by every peeker
+ * (HTTP/1, h2c, TLS passthrough) from plain fields.
+ *
+ * Lookups are lazy: the lower-cased header index, the cookie map and the query map are each
+ * built on first use, because most requests are routed on host and path alone. The object is
+ * frozen; the lazy caches live in #private fields, which freezing does not cover.
+ */
+
+import type { Protocol, Request, TlsInfo } from './types.ts';
+
+/** The plain fields a peeker knows; optional ones default to absent / empty. */
+export interface RequestInit {
+  readonly protocol: Protocol;
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
+  readonly path?: string | undefined;
+  readonly target?: string | undefined;
+  readonly query?: string | undefined;
+  readonly method?: string | undefined;
+  /** Raw [name, value] pairs in wire order, names as sent. */
+  readonly headers?: readonly (readonly [string, string])[] | undefined;
+  readonly sni?: string | undefined;
+  readonly alpn?: readonly string[] | undefined;
+  readonly clientIp: string;
+  readonly clientPort: number;
+  readonly peerIp?: string | undefined;
+  readonly localIp: string;
+  readonly localPort: number;
+  readonly vip?: string | undefined;
+  readonly secure?: boolean | undefined;
+  readonly trustedClient?: boolean | undefined;
+  readonly tls?: TlsInfo | undefined;
+  readonly listener: string;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+const NO_HEADERS: readonly (readonly [string, string])[] = Object.freeze([]);
+
+/** Decodes `%XX` (and `+` as space, as HTML forms and BFE's query conditions do); never throws. */
+export function decodeQueryComponent(s: string): string {
+  if (s.indexOf('%') === -1 && s.indexOf('+') === -1) return s;
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x25) {
+      const hex = s.slice(i + 1, i + 3);
+      if (hex.length === 2 && /^[0-9a-fA-F]{2}$/.test(hex)) {
+        bytes.push(Number.parseInt(hex, 16));
+        i += 2;
+        continue;
+      }
+    }
+    if (c === 0x2b) {
+      bytes.push(0x20);
+    } else if (c < 0x80) {
+      bytes.push(c);
+    } else {
+      // Non-ASCII characters are kept by re-encoding them as UTF-8.
+      for (const b of Buffer.from(s[i]!, 'utf8')) bytes.push(b);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** Parses `a=1&b=2` into a map of the first value per decoded name. */
+function parseQuery(query: string): Map<string, string> {
+  const map = new Map<string, string>();
+  if (query === '') return map;
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = decodeQueryComponent(eq === -1 ? part : part.slice(0, eq));
+    if (map.has(name)) continue;
+    map.set(name, eq === -1 ? '' : decodeQueryComponent(part.slice(eq + 1)));
+  }
+  return map;
+}
+
+/** Parses every Cookie header value (`a=1; b=2`) into a map of the first value per name. */
+function parseCookies(values: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const value of values) {
+    for (const pair of value.split(';')) {
+      const eq = pair.indexOf('=');
+      if (eq === -1) continue;
+      const name = pair.slice(0, eq).trim();
+      if (name === '' || map.has(name)) continue;
+      let v = pair.slice(eq + 1).trim();
+      // RFC 6265 §4.1.1 allows a DQUOTE-wrapped value; the quotes are not part of it.
+      if (v.length >= 2 && v.charCodeAt(0) === 0x22 && v.charCodeAt(v.length - 1) === 0x22) v = v.slice(1, -1);
+      map.set(name, v);
+    }
+  }
+  return map;
+}
+
+class FrozenRequest implements Request {
+  readonly protocol: Protocol;
+  readonly host: string;
+  readonly port: number | undefined;
+  readonly path: string | undefined;
+  readonly target: string | undefined;
+  readonly query: string;
+  readonly method: string | undefined;
+  readonly sni: string | undefined;
+  readonly alpn: readonly string[];
+  readonly clientIp: string;
+  readonly clientPort: number;
+  readonly peerIp: string;
+  readonly localIp: string;
+  readonly localPort: number;
+  readonly vip: string | undefined;
+  readonly secure: boolean;
+  readonly trustedClient: boolean;
+  readonly tls: TlsInfo | undefined;
+  readonly listener: string;
+  readonly #headers: readonly (readonly [string, string])[];
+  #index: Map<string, string[]> | undefined;
+  #cookies: Map<string, string> | undefined;
+  #params: Map<string, string> | undefined;
+
+  constructor(init: RequestInit) {
+    this.protocol = init.protocol;
+    this.host = init.host ?? '';
+    this.port = init.port;
+    this.path = init.path;
+    this.target = init.target;
+    this.query = init.query ?? '';
+    this.method = init.method;
+    this.sni = init.sni;
+    this.alpn = init.alpn ?? NONE;
+    this.clientIp = init.clientIp;
+    this.clientPort = init.clientPort;
+    this.peerIp = init.peerIp ?? init.clientIp;
+    this.localIp = init.localIp;
+    this.localPort = init.localPort;
+    this.vip = init.vip;
+    this.secure = init.secure ?? false;
+    this.trustedClient = init.trustedClient ?? false;
+    this.tls = init.tls;
+    this.listener = init.listener;
+    this.#headers = init.headers ?? NO_HEADERS;
+  }
+
+  /** The lower-cased name → values index, built on first lookup. */
+  #headerIndex(): Map<string, string[]> {
+    if (this.#index !== undefined) return this.#index;
+    const index = new Map<string, string[]>();
+    for (const [name, value] of this.#headers) {
+      const key = name.toLowerCase();
+      const list = index.get(key);
+      if (list === undefined) index.set(key, [value]);
+      else list.push(value);
+    }
+    this.#index = index;
+    return index;
+  }
+
+  header(name: string): string | undefined {
+    return this.#headerIndex().get(name.toLowerCase())?.[0];
+  }
+
+  headerValues(name: string): readonly string[] {
+    return this.#headerIndex().get(name.toLowerCase()) ?? NONE;
+  }
+
+  cookie(name: string): string | undefined {
+    this.#cookies ??= parseCookies(this.headerValues('cookie'));
+    return this.#cookies.get(name);
+  }
+
+  queryParam(name: string): string | undefined {
+    this.#params ??= parseQuery(this.query);
+    return this.#params.get(name);
+  }
+}
+
+/** Builds the frozen Request view from a peeker's plain fields. */
+export function createRequest(init: RequestInit): Request {
+  return Object.freeze(new FrozenRequest(init));
+}

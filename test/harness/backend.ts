@@ -1,0 +1,132 @@
+/**
+ * Test backends on port 0: an HTTP server that says who it is, and a raw TCP server that records
+ * every byte it receives. Both track their open sockets and close everything on `close()`.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+
+export interface TestBackend {
+  readonly name: string;
+  readonly port: number;
+  readonly address: string;
+  /** Requests (HTTP) or connections (TCP) received. */
+  readonly hits: number;
+  close(): Promise<void>;
+}
+
+function track(server: Server): Set<Socket> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  return sockets;
+}
+
+function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+  for (const s of sockets) s.destroy();
+  return new Promise((r) => server.close(() => r()));
+}
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return (server.address() as AddressInfo).port;
+}
+
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse, name: string) => void;
+
+const whoami: HttpHandler = (req, res, name) => {
+  const body = JSON.stringify({ backend: name, host: req.headers.host, url: req.url, method: req.method });
+  res.writeHead(200, { 'content-type': 'application/json', 'x-backend': name, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+};
+
+/** An HTTP backend answering `{ backend, host, url, method }` unless given a handler. */
+export async function startHttpBackend(name: string, handler: HttpHandler = whoami): Promise<TestBackend> {
+  let hits = 0;
+  const server = createHttpServer((req, res) => {
+    hits++;
+    handler(req, res, name);
+  });
+  const sockets = track(server);
+  const port = await listen(server);
+  return {
+    name,
+    port,
+    address: `127.0.0.1:${port}`,
+    get hits() {
+      return hits;
+    },
+    close: () => closeServer(server, sockets),
+  };
+}
+
+export interface TcpBackend extends TestBackend {
+  /** Every byte received, per connection, in order. */
+  readonly received: Buffer[][];
+  all(): Buffer;
+}
+
+/** A raw TCP backend; `onConnection` decides what to answer (default: nothing). */
+export async function startTcpBackend(name: string, onConnection?: (socket: Socket) => void): Promise<TcpBackend> {
+  const received: Buffer[][] = [];
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
+    const chunks: Buffer[] = [];
+    received.push(chunks);
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', () => {});
+    onConnection?.(socket);
+  });
+  const sockets = track(server);
+  const port = await listen(server);
+  return {
+    name,
+    port,
+    address: `127.0.0.1:${port}`,
+    received,
+    get hits() {
+      return received.length;
+    },
+    all: () => Buffer.concat(received.flat()),
+    close: () => closeServer(server, sockets),
+  };
+}
+
+/** A port that was free a moment ago (nothing listens there): connects to it are refused. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  const port = await listen(server);
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/**
+ * A loopback port whose connects hang: a listener with backlog 0 that never accepts, its accept
+ * queue filled first, so the kernel drops further SYNs (the connect-timeout path, on loopback only).
+ */
+export async function startBlackhole(): Promise<{ port: number; close(): Promise<void> }> {
+  const { spawn } = await import('node:child_process');
+  const { connect } = await import('node:net');
+  const child = spawn('python3', [
+    '-c',
+    'import socket,sys,time\ns=socket.socket()\ns.bind(("127.0.0.1",0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(120)',
+  ]);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('error', reject);
+  });
+  const fillers: Socket[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = connect({ port, host: '127.0.0.1' });
+    s.on('error', () => {});
+    fillers.push(s);
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  return {
+    port,
+    async close() {
+      for (const s of fillers) s.destroy();
+      child.kill('SIGKILL');
+    },
+  };
+}
