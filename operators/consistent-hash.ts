@@ -23,7 +23,10 @@ export const consistentHashOptions = z
     header: z.string().min(1).optional(),
     cookie: z.string().min(1).optional(),
     /** Bound on a backend's load relative to its share; 0 turns bounded load off. */
-    balanceFactor: z.number().refine((f) => f === 0 || f >= 1, 'must be 0 (off) or ≥ 1').default(1.25),
+    balanceFactor: z
+      .number()
+      .refine((f) => f === 0 || f >= 1, 'must be 0 (off) or ≥ 1')
+      .default(1.25),
     /** Ring points for a backend of mean weight. */
     replicas: z.number().int().min(1).max(10_000).default(160),
   })

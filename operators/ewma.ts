@@ -1,9 +1,9 @@
 /**
  * `ewma`: peak-EWMA latency balancing (Finagle/Linkerd PeakEwma, adapted to connect latency):
- * two backends drawn by weight, the one with the lower `(latencyEwma + 1 ms) × (active + 1) /
- * weight` wins. The registry's `latencyEwma` jumps up on a slow connect and decays on fast ones,
- * so a backend that turns slow is avoided at once. The +1 ms keeps unmeasured backends
- * (latency 0) comparable by load instead of all tying at zero.
+ * two backends drawn by weight, the one with the lower `latencyEwma × (active + 1) / weight` wins
+ * (ties: the first drawn). The registry's `latencyEwma` jumps up on a slow connect and decays on
+ * fast ones, so a backend that turns slow is avoided at once. An unmeasured backend (latency 0)
+ * costs 0, so it is tried early and gets measured; a pool with no samples follows the weights.
  */
 import type { BackendPicker } from '../src/gslb.ts';
 import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
@@ -14,7 +14,7 @@ import { twoChoicesPick } from './lib/two-choices.ts';
 /** Expected wait: latency times the queue it would join, per unit of weight. */
 function latencyCost(pool: Pool, i: number, weight: number): number {
   const s = pool.states[i]!;
-  return ((s.latencyEwma + 1) * (s.active + 1)) / weight;
+  return (s.latencyEwma * (s.active + 1)) / weight;
 }
 
 /** The `ewma` operator factory (no options). */

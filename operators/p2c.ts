@@ -1,6 +1,8 @@
 /**
  * `p2c`: power of two random choices on active connections, weight-aware: two backends drawn
- * by weight, the one with the lower `(active + 1) / weight` wins (ties: the first drawn).
+ * by weight, the one with the lower `active / weight` wins (ties: the first drawn). Weight counts
+ * in the draw and in the comparison of loads, but an idle pool ties, so idle traffic follows the
+ * weights exactly instead of favouring heavy backends twice.
  */
 import type { BackendPicker } from '../src/gslb.ts';
 import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
@@ -8,9 +10,9 @@ import { nowFor, operatorOf } from './lib/operator.ts';
 import { type Pool, poolOf } from './lib/pool.ts';
 import { twoChoicesPick } from './lib/two-choices.ts';
 
-/** Load per unit of weight, counting the request about to be sent. */
+/** Load per unit of weight. */
 function loadCost(pool: Pool, i: number, weight: number): number {
-  return (pool.states[i]!.active + 1) / weight;
+  return pool.states[i]!.active / weight;
 }
 
 /** The `p2c` operator factory (no options). */

@@ -10,7 +10,12 @@ export interface FileWatcher {
 }
 
 /** Calls `onChange` (debounced by `debounceMs`) when any of `paths` changes. */
-export function watchFiles(paths: readonly string[], onChange: () => void, intervalMs = 250, debounceMs = 50): FileWatcher {
+export function watchFiles(
+  paths: readonly string[],
+  onChange: () => void,
+  intervalMs = 250,
+  debounceMs = 50,
+): FileWatcher {
   let timer: NodeJS.Timeout | undefined;
   const listener = (curr: Stats, prev: Stats): void => {
     if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;

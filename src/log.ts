@@ -2,7 +2,7 @@
  * Logging with pino: one process logger for readable operational lines, and an access logger
  * writing one JSON line per connection (or per request) to stdout, a file, or nowhere.
  */
-import { type DestinationStream, type Logger, destination, pino } from 'pino';
+import { type DestinationStream, destination, type Logger, pino } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -37,7 +37,11 @@ export type AccessLog = (record: AccessRecord) => void;
 export function createAccessLog(target: string | DestinationStream): AccessLog {
   if (target === 'off') return () => {};
   const stream =
-    typeof target !== 'string' ? target : target === 'stdout' ? destination(1) : destination({ dest: target, mkdir: true, sync: false });
+    typeof target !== 'string'
+      ? target
+      : target === 'stdout'
+        ? destination(1)
+        : destination({ dest: target, mkdir: true, sync: false });
   const log = pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, stream);
   return (record) => log.info(record, 'access');
 }

@@ -22,6 +22,7 @@ export const builtinPanels: Readonly<Record<string, PanelFactory>> = {
 /** The factory for a panel name; throws with the known names. */
 export function resolvePanel(name: string): PanelFactory {
   const f = Object.hasOwn(builtinPanels, name) ? builtinPanels[name] : undefined;
-  if (f === undefined) throw new Error(`unknown panel ${JSON.stringify(name)}; known: ${Object.keys(builtinPanels).join(', ')}`);
+  if (f === undefined)
+    throw new Error(`unknown panel ${JSON.stringify(name)}; known: ${Object.keys(builtinPanels).join(', ')}`);
   return f;
 }

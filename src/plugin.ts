@@ -16,6 +16,8 @@ export interface PluginContext {
   readonly registry: BackendRegistry;
   readonly logger: Logger;
   readonly random: Random;
+  /** Books call this after every snapshot swap (the runtime prunes the registry, updates health checks). */
+  readonly snapshotChanged?: (book: AddressBook) => void;
 }
 
 export interface Factory<T, O = unknown> {

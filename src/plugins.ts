@@ -22,7 +22,9 @@ async function resolveRole<F extends Factory<unknown>>(
   if (!isModulePath(name)) {
     const f = Object.hasOwn(builtins, name) ? builtins[name] : undefined;
     if (f === undefined) {
-      throw new Error(`unknown ${role} ${JSON.stringify(name)}; known: ${Object.keys(builtins).join(', ')} or a module path`);
+      throw new Error(
+        `unknown ${role} ${JSON.stringify(name)}; known: ${Object.keys(builtins).join(', ')} or a module path`,
+      );
     }
     return f;
   }

@@ -8,12 +8,13 @@
  */
 import { createHash } from 'node:crypto';
 import { BackendRegistry } from './backend-registry.ts';
-import type { Limits } from './config/schema.ts';
 import type { LoadedConfig } from './config/load.ts';
+import type { Limits } from './config/schema.ts';
+import { HealthManager } from './health/index.ts';
 import { type AccessLog, createAccessLog, createLogger, type Logger } from './log.ts';
 import type { OperatorInstance, PluginContext } from './plugin.ts';
 import { defaultRandom, type Random } from './random.ts';
-import type { AddressBook } from './types.ts';
+import { type AddressBook, isBackendLister } from './types.ts';
 
 /** One config version's routing machinery. Immutable once built. */
 export interface Engine {
@@ -62,13 +63,22 @@ export async function closeEngine(engine: Engine): Promise<void> {
 export class Runtime {
   #engine: Engine;
   readonly registry: BackendRegistry;
+  readonly health: HealthManager;
   readonly logger: Logger;
   readonly accessLog: AccessLog;
   readonly random: Random;
 
-  private constructor(engine: Engine, registry: BackendRegistry, logger: Logger, accessLog: AccessLog, random: Random) {
+  private constructor(
+    engine: Engine,
+    registry: BackendRegistry,
+    health: HealthManager,
+    logger: Logger,
+    accessLog: AccessLog,
+    random: Random,
+  ) {
     this.#engine = engine;
     this.registry = registry;
+    this.health = health;
     this.logger = logger;
     this.accessLog = accessLog;
     this.random = random;
@@ -80,8 +90,38 @@ export class Runtime {
     const accessLog = options.accessLog ?? createAccessLog(loaded.config.log.access);
     const registry = options.registry ?? new BackendRegistry();
     const random = options.random ?? defaultRandom;
-    const engine = await buildEngine(loaded, { configDir: loaded.dir, registry, logger, random });
-    return new Runtime(engine, registry, logger, accessLog, random);
+    const health = new HealthManager(registry, logger);
+    let runtime: Runtime | undefined;
+    const context: PluginContext = {
+      configDir: loaded.dir,
+      registry,
+      logger,
+      random,
+      snapshotChanged: (book) => {
+        if (runtime !== undefined) runtime.#syncBackends(book);
+      },
+    };
+    let engine: Engine;
+    try {
+      engine = await buildEngine(loaded, context);
+    } catch (e) {
+      health.close();
+      throw e;
+    }
+    runtime = new Runtime(engine, registry, health, logger, accessLog, random);
+    runtime.#syncBackends(engine.book);
+    return runtime;
+  }
+
+  /**
+   * After the current book swapped its snapshot: keep registry records for the backends that
+   * stay (new ones start their slow-start ramp), drop the rest, and check exactly these.
+   */
+  #syncBackends(book: AddressBook): void {
+    if (book !== this.#engine.book || !isBackendLister(book)) return;
+    const entries = [...book.listBackends()];
+    this.registry.retain(entries.map((e) => e.backend.id));
+    this.health.update(entries.map((e) => ({ backend: e.backend, policy: e.policy.healthCheck })));
   }
 
   /** The engine new connections use. */
@@ -91,17 +131,25 @@ export class Runtime {
 
   /** The plugin context for building another engine on this runtime. */
   context(loaded: LoadedConfig): PluginContext {
-    return { configDir: loaded.dir, registry: this.registry, logger: this.logger, random: this.random };
+    return {
+      configDir: loaded.dir,
+      registry: this.registry,
+      logger: this.logger,
+      random: this.random,
+      snapshotChanged: (book) => this.#syncBackends(book),
+    };
   }
 
   /** Swaps in a new engine and returns the old one (the caller drains and closes it). */
   swap(engine: Engine): Engine {
     const old = this.#engine;
     this.#engine = engine;
+    this.#syncBackends(engine.book);
     return old;
   }
 
   async close(): Promise<void> {
+    this.health.close();
     await closeEngine(this.#engine);
   }
 }

@@ -158,6 +158,22 @@ export interface RoutingTableSource {
   routingTable(): unknown;
 }
 
+/** One backend of a snapshot with the policy of the cluster that lists it. */
+export interface BackendEntry {
+  readonly backend: Backend;
+  readonly policy: ClusterPolicy;
+}
+
+/** Optional: books that list every backend of their current snapshot (registry pruning, health checks). */
+export interface BackendLister {
+  listBackends(): Iterable<BackendEntry>;
+}
+
+/** True when `book` implements the optional `BackendLister`. */
+export function isBackendLister(book: AddressBook): book is AddressBook & BackendLister {
+  return typeof (book as Partial<BackendLister>).listBackends === 'function';
+}
+
 export interface Operator {
   findJack(request: Request, candidates: Candidates, attempt: Attempt): Jack | Refusal;
 }

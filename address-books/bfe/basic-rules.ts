@@ -34,14 +34,25 @@ export function parsePathPattern(raw: string): PathKey | string {
   return { prefix: head === '' || head.endsWith('/') ? head : `${head}/` };
 }
 
-/** Path matching for one host: exact paths and segment-aware prefixes. */
+/**
+ * Path matching for one host: exact paths and segment-aware prefixes. A prefix `/foo/` is
+ * stored without its trailing slash (`/foo`), so the candidates for a request path are the path
+ * itself and each of its slices that ends before a `/` — the first candidate is the request's own
+ * string (hash cached, no allocation).
+ */
 export class PathTree {
   readonly #exact = new Map<string, PathTarget>();
   readonly #prefix = new Map<string, PathTarget>();
+  #any: PathTarget | undefined;
 
   /** Adds a pattern; returns the target it collides with (nothing is replaced). */
   add(key: PathKey, target: PathTarget): PathTarget | undefined {
-    const [map, k] = 'exact' in key ? [this.#exact, key.exact] : [this.#prefix, key.prefix];
+    if ('prefix' in key && key.prefix === '') {
+      if (this.#any !== undefined) return this.#any;
+      this.#any = target;
+      return undefined;
+    }
+    const [map, k] = 'exact' in key ? [this.#exact, key.exact] : [this.#prefix, key.prefix.slice(0, -1)];
     const existing = map.get(k);
     if (existing !== undefined) return existing;
     map.set(k, target);
@@ -50,18 +61,29 @@ export class PathTree {
 
   /** The target for a request path; without a path (TLS) only a bare `*` matches. */
   lookup(path: string | undefined): PathTarget | undefined {
-    const prefix = this.#prefix;
-    if (path === undefined) return prefix.get('');
+    if (path === undefined) return this.#any;
     const hit = this.#exact.get(path);
-    if (hit !== undefined || prefix.size === 0) return hit;
-    const p = path.endsWith('/') ? path : `${path}/`;
-    let end = p.length;
-    while (end > 0) {
-      const t = prefix.get(p.slice(0, end));
-      if (t !== undefined) return t;
-      end = end >= 2 ? p.lastIndexOf('/', end - 2) + 1 : 0;
+    if (hit !== undefined) return hit;
+    const prefix = this.#prefix;
+    if (prefix.size > 0) {
+      // "/a/b" tries "/a/b", "/a", ""; "/a/b/" tries "/a/b", "/a", "".
+      let end = path.length;
+      if (path.charCodeAt(end - 1) !== 47) {
+        const t = prefix.get(path);
+        if (t !== undefined) return t;
+      } else {
+        end--;
+        const t = prefix.get(path.slice(0, end));
+        if (t !== undefined) return t;
+      }
+      let slash = end > 0 ? path.lastIndexOf('/', end - 1) : -1;
+      while (slash >= 0) {
+        const t = prefix.get(path.slice(0, slash));
+        if (t !== undefined) return t;
+        slash = slash > 0 ? path.lastIndexOf('/', slash - 1) : -1;
+      }
     }
-    return prefix.get('');
+    return this.#any;
   }
 }
 

@@ -81,14 +81,16 @@ function healthOf(r: BfeReader, c: Fields, where: string): Json {
   const out: Json = {};
   const schem = (r.string(c.Schem, join(where, 'Schem'), false) ?? 'http').toLowerCase();
   if (schem === 'https' || schem === 'tls') r.warn(join(where, 'Schem'), `${schem} checks are done as tcp connects`);
-  else if (schem !== 'http' && schem !== 'tcp') r.error(join(where, 'Schem'), `expected http, https, tcp or tls, got ${schem}`);
+  else if (schem !== 'http' && schem !== 'tcp')
+    r.error(join(where, 'Schem'), `expected http, https, tcp or tls, got ${schem}`);
   out.type = schem === 'http' ? 'http' : 'tcp';
   out.path = r.string(c.Uri, join(where, 'Uri'), false) ?? '/health_check';
   const host = r.string(c.Host, join(where, 'Host'), false);
   if (host !== undefined && host !== '') out.host = host;
   const code = r.int(c.StatusCode, join(where, 'StatusCode'), false);
   if (code !== undefined && code >= 100 && code <= 599) out.statusCode = code;
-  else if (code !== undefined && code !== 0) r.warn(join(where, 'StatusCode'), `status class mask ${code} not supported, expecting 200`);
+  else if (code !== undefined && code !== 0)
+    r.warn(join(where, 'StatusCode'), `status class mask ${code} not supported, expecting 200`);
   const keys = [
     ['FailNum', 'failNum'],
     ['SuccNum', 'succNum'],
@@ -108,7 +110,10 @@ function policyOf(r: BfeReader, conf: Fields, where: string): Json {
   const gslb = section(r, conf, 'GslbBasic', where, GSLB_BASIC);
   section(r, conf, 'ClusterBasic', where, CLUSTER_BASIC);
   const gWhere = join(where, 'GslbBasic');
-  const hashConf = gslb.HashConf === undefined || gslb.HashConf === null ? {} : (r.fields(gslb.HashConf, join(gWhere, 'HashConf'), HASH_CONF) ?? {});
+  const hashConf =
+    gslb.HashConf === undefined || gslb.HashConf === null
+      ? {}
+      : (r.fields(gslb.HashConf, join(gWhere, 'HashConf'), HASH_CONF) ?? {});
   const out: Json = {};
   const mode = (r.string(gslb.BalanceMode, join(gWhere, 'BalanceMode'), false) ?? 'WRR').toUpperCase();
   if (mode === 'WLC') out.balance = 'wlc';
@@ -122,7 +127,10 @@ function policyOf(r: BfeReader, conf: Fields, where: string): Json {
   if (slow !== undefined && slow > 0) out.slowStart = slow * 1000;
   const protocol = (r.string(backend.Protocol, join(where, 'BackendConf.Protocol'), false) ?? 'http').toLowerCase();
   if (protocol !== 'http' && protocol !== 'tcp' && protocol !== 'h2c' && protocol !== 'ws') {
-    r.warn(join(where, 'BackendConf.Protocol'), `${protocol}: bytes are spliced unchanged, the backend protocol is not translated`);
+    r.warn(
+      join(where, 'BackendConf.Protocol'),
+      `${protocol}: bytes are spliced unchanged, the backend protocol is not translated`,
+    );
   }
   out.healthCheck = healthOf(r, check, join(where, 'CheckConf'));
   return out;
@@ -154,7 +162,8 @@ export function readGslb(r: BfeReader, doc: unknown): Map<string, Map<string, nu
     const weights = new Map<string, number>();
     for (const [sub, w] of Object.entries(r.map(subs, `Clusters.${cluster}`, true) ?? {})) {
       const weight = r.int(w, `Clusters.${cluster}.${sub}`, true);
-      if (weight !== undefined && weight < 0) r.warn(`Clusters.${cluster}.${sub}`, 'negative weight: sub-cluster left out');
+      if (weight !== undefined && weight < 0)
+        r.warn(`Clusters.${cluster}.${sub}`, 'negative weight: sub-cluster left out');
       else if (weight !== undefined) weights.set(sub, weight);
     }
     out.set(cluster, weights);

@@ -15,8 +15,8 @@
 import { access, readFile } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
 import { SwitchboardError } from '../../src/errors.ts';
-import { BfeReader } from './bfe-json-reader.ts';
 import { joinClusters, readClusterConf, readClusterTable, readGslb } from './bfe-json-clusters.ts';
+import { BfeReader } from './bfe-json-reader.ts';
 
 type Json = Record<string, unknown>;
 
@@ -31,7 +31,9 @@ export const BFE_FILES = {
 } as const;
 
 /** The parsed JSON documents (vip_rule.data is optional). */
-export type BfeDocuments = { readonly [K in keyof typeof BFE_FILES]: K extends 'vipRule' ? unknown | undefined : unknown };
+export type BfeDocuments = {
+  readonly [K in keyof typeof BFE_FILES]: K extends 'vipRule' ? unknown | undefined : unknown;
+};
 
 /** A converted BFE configuration. */
 export interface BfeImport {
@@ -167,7 +169,8 @@ async function locate(dir: string, file: string, sub: string): Promise<string | 
 /** The file paths of a BFE conf dir (missing optional files at their first candidate place). */
 export async function locateBfeFiles(dir: string): Promise<Record<keyof typeof BFE_FILES, string | undefined>> {
   const out: Partial<Record<keyof typeof BFE_FILES, string | undefined>> = {};
-  for (const [key, [file, sub]] of Object.entries(BFE_FILES)) out[key as keyof typeof BFE_FILES] = await locate(dir, file, sub);
+  for (const [key, [file, sub]] of Object.entries(BFE_FILES))
+    out[key as keyof typeof BFE_FILES] = await locate(dir, file, sub);
   return out as Record<keyof typeof BFE_FILES, string | undefined>;
 }
 

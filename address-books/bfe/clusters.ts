@@ -5,7 +5,7 @@
  */
 import { parseHostPort } from '../../src/config/address.ts';
 import { toPolicy } from '../../src/config/cluster.ts';
-import { BLACKHOLE, type Backend, type Candidates, type ClusterPolicy, type SubCluster } from '../../src/types.ts';
+import { type Backend, BLACKHOLE, type Candidates, type ClusterPolicy, type SubCluster } from '../../src/types.ts';
 import type { Issues } from './issues.ts';
 import type { ClusterConfig } from './routing-table.ts';
 
@@ -24,7 +24,9 @@ function buildBackends(cfg: ClusterConfig['subclusters'][string], where: string,
     if (hp === undefined) return; // the schema already reported it
     if (seen.has(b.address)) issues.add(`${where}.backends[${i}]`, `duplicate backend ${b.address}`);
     seen.add(b.address);
-    out.push(Object.freeze({ id: b.address, host: hp.host, port: hp.port, weight: b.weight, name: b.name ?? b.address }));
+    out.push(
+      Object.freeze({ id: b.address, host: hp.host, port: hp.port, weight: b.weight, name: b.name ?? b.address }),
+    );
   });
   return Object.freeze(out);
 }
@@ -40,7 +42,8 @@ export function compileCluster(name: string, cfg: ClusterConfig, issues: Issues)
     const backends = buildBackends(sub, subWhere, issues);
     if (subName === BLACKHOLE) {
       if (backends.length > 0) issues.add(subWhere, `${BLACKHOLE} takes no backends`);
-    } else if (backends.reduce((s, b) => s + b.weight, 0) <= 0) {
+    } else if ((sub.weight > 0 || backends.length > 0) && backends.reduce((s, b) => s + b.weight, 0) <= 0) {
+      // A weight-0 sub-cluster with no backends is allowed: BFE lists such spares in gslb.data.
       issues.add(subWhere, 'total backend weight must be > 0');
     }
     total += sub.weight;

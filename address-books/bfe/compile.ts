@@ -94,25 +94,28 @@ function checkConditions(ctx: Ctx): void {
 
 function addHost(ctx: Ctx, product: string, tag: string | undefined, raw: string, where: string): void {
   const n = normaliseConfigHost(raw);
-  if ('error' in n) return ctx.issues.add(where, n.error);
+  if ('error' in n) {
+    ctx.issues.add(where, n.error);
+    return;
+  }
   const clash = ctx.hosts.add(n.host, entry(product, 'host', tag, n.host, where));
   if (clash !== undefined) ctx.issues.add(where, `host ${n.host} is already listed at ${clash.where}`);
 }
 
 function addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<string, HostEntry>): void {
   const base = at(ctx, `products.${name}`);
-  product.hosts?.forEach((h, i) => addHost(ctx, name, undefined, h, `${base}.hosts[${i}]`));
+  for (const [i, h] of (product.hosts ?? []).entries()) addHost(ctx, name, undefined, h, `${base}.hosts[${i}]`);
   for (const [tag, hosts] of Object.entries(product.hostTags ?? {})) {
-    hosts.forEach((h, i) => addHost(ctx, name, tag, h, `${base}.hostTags.${tag}[${i}]`));
+    for (const [i, h] of hosts.entries()) addHost(ctx, name, tag, h, `${base}.hostTags.${tag}[${i}]`);
   }
-  product.vips?.forEach((raw, i) => {
+  for (const [i, raw] of (product.vips ?? []).entries()) {
     const where = `${base}.vips[${i}]`;
     const ip = canonicalIp(raw.trim());
-    if (ip === undefined) return ctx.issues.add(where, `expected an IP address, got ${JSON.stringify(raw)}`);
-    const clash = vips.get(ip);
-    if (clash !== undefined) return ctx.issues.add(where, `vip ${ip} is already listed at ${clash.where}`);
-    vips.set(ip, entry(name, 'vip', undefined, ip, where));
-  });
+    const clash = ip === undefined ? undefined : vips.get(ip);
+    if (ip === undefined) ctx.issues.add(where, `expected an IP address, got ${JSON.stringify(raw)}`);
+    else if (clash !== undefined) ctx.issues.add(where, `vip ${ip} is already listed at ${clash.where}`);
+    else vips.set(ip, entry(name, 'vip', undefined, ip, where));
+  }
 }
 
 function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | undefined {
@@ -123,24 +126,23 @@ function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | 
 
 function compileProduct(ctx: Ctx, name: string, product: ProductConfig): ProductRoutes {
   const base = `products.${name}`;
-  let basic: BasicRuleTree | undefined;
-  product.basicRules?.forEach((rule, i) => {
-    basic ??= new BasicRuleTree();
+  const basic = product.basicRules === undefined ? undefined : new BasicRuleTree();
+  for (const [i, rule] of (product.basicRules ?? []).entries()) {
     const where = `${base}.basicRules[${i}]`;
     const advanced = rule.cluster === ADVANCED_MODE;
     const cluster = advanced ? undefined : clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
     const candidates = cluster === undefined ? undefined : candidatesFor(cluster, name, where);
-    addBasicRule(ctx, basic, where, rule.hosts ?? ['*'], rule.paths ?? ['*'], rule.cluster, candidates);
-  });
+    addBasicRule(ctx, basic!, where, rule.hosts ?? ['*'], rule.paths ?? ['*'], rule.cluster, candidates);
+  }
   const rules: AdvancedRule[] = [];
-  product.rules?.forEach((rule, index) => {
+  for (const [index, rule] of (product.rules ?? []).entries()) {
     const where = `${base}.rules[${index}]`;
     const cluster = clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
     const match = compileCond(ctx, rule.cond, at(ctx, `${where}.cond`));
-    if (cluster === undefined || match === undefined) return;
+    if (cluster === undefined || match === undefined) continue;
     const candidates = candidatesFor(cluster, name, where);
     rules.push(Object.freeze({ index, rule: where, cond: rule.cond, cluster: rule.cluster, match, candidates }));
-  });
+  }
   return Object.freeze({ name, basic, rules: Object.freeze(rules) });
 }
 
@@ -153,22 +155,29 @@ function addBasicRule(
   cluster: string,
   candidates: PathTarget['candidates'],
 ): void {
-  hosts.forEach((rawHost, hi) => {
+  for (const [hi, rawHost] of hosts.entries()) {
     const n = normaliseConfigHost(rawHost);
-    if ('error' in n) return ctx.issues.add(at(ctx, `${where}.hosts[${hi}]`), n.error);
+    if ('error' in n) {
+      ctx.issues.add(at(ctx, `${where}.hosts[${hi}]`), n.error);
+      continue;
+    }
     const tree2 = tree.pathsFor(n.host);
-    paths.forEach((rawPath, pi) => {
+    for (const [pi, rawPath] of paths.entries()) {
       const key = parsePathPattern(rawPath);
       const pathWhere = at(ctx, `${where}.paths[${pi}]`);
-      if (typeof key === 'string') return hi === 0 ? ctx.issues.add(pathWhere, key) : undefined;
+      if (typeof key === 'string') {
+        // Report a bad path once, not once per host of the rule.
+        if (hi === 0) ctx.issues.add(pathWhere, key);
+        continue;
+      }
       const clash = tree2.add(key, Object.freeze({ pattern: rawPath, cluster, rule: where, candidates }));
       if (clash !== undefined && clash.rule !== where) {
         ctx.issues.add(pathWhere, `host ${n.host} path ${rawPath} is already routed by ${at(ctx, clash.rule)}`);
       } else if (clash !== undefined) {
         ctx.issues.add(pathWhere, `duplicate host ${n.host} path ${rawPath}`);
       }
-    });
-  });
+    }
+  }
 }
 
 function compileCond(ctx: Ctx, source: string, where: string): ((req: Request) => boolean) | undefined {

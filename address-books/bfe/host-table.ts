@@ -1,11 +1,11 @@
 /**
- * The host table (reference bfe.md §4.1): host → product (and host tag), as a trie of labels
- * read right to left. An exact host wins; otherwise the deepest `*.suffix` wildcard that covers
+ * The host table (reference bfe.md §4.1): host → product (and host tag), BFE's label trie in
+ * flattened form. An exact host wins; otherwise the deepest `*.suffix` wildcard that covers
  * at least one more label (any depth: `*.example.test` matches `a.b.example.test`, not
  * `example.test`); otherwise a bare `*`.
  *
- *   root ─ test ─ example ─ www        (exact: www.example.test)
- *                     └── splat         (*.example.test)
+ *   a.b.example.test ─► exact["a.b.example.test"] ─► wildcard["b.example.test"]
+ *                    ─► wildcard["example.test"] ─► wildcard["test"] ─► bare "*"
  */
 
 /** What a host resolves to: its product, its host tag and the configured pattern that matched. */
@@ -18,16 +18,6 @@ export interface HostEntry {
   readonly pattern: string;
   /** Config path of the host entry (`products.web.hosts[1]`). */
   readonly where: string;
-}
-
-interface Node {
-  readonly children: Map<string, Node>;
-  exact: HostEntry | undefined;
-  splat: HostEntry | undefined;
-}
-
-function newNode(): Node {
-  return { children: new Map(), exact: undefined, splat: undefined };
 }
 
 /**
@@ -48,56 +38,49 @@ export function normaliseConfigHost(raw: string): { host: string } | { error: st
   return { host };
 }
 
-/** A label trie from host patterns to entries; built once per snapshot, read-only after. */
+/**
+ * Host patterns → entries, read-only once built. The label trie is kept flat: exact hosts in
+ * one map, `*.suffix` wildcards in a map keyed by the suffix, so a lookup is one hash probe of
+ * the request's own host string, then one probe per label boundary, left to right (the longest
+ * suffix, i.e. the deepest wildcard, first), then the bare `*`.
+ */
 export class HostTable {
-  readonly #root = newNode();
-  #size = 0;
+  readonly #exact = new Map<string, HostEntry>();
+  readonly #wildcard = new Map<string, HostEntry>();
+  #any: HostEntry | undefined;
 
   /** Number of patterns in the table. */
   get size(): number {
-    return this.#size;
+    return this.#exact.size + this.#wildcard.size + (this.#any === undefined ? 0 : 1);
   }
 
   /** Adds a normalised pattern; returns the entry it collides with, if any (nothing is replaced). */
   add(pattern: string, entry: HostEntry): HostEntry | undefined {
-    const wildcard = pattern === '*' || pattern.startsWith('*.');
-    const name = pattern === '*' ? '' : wildcard ? pattern.slice(2) : pattern;
-    let node = this.#root;
-    let end = name.length;
-    while (end > 0) {
-      const dot = name.lastIndexOf('.', end - 1);
-      const label = name.slice(dot + 1, end);
-      let next = node.children.get(label);
-      if (next === undefined) {
-        next = newNode();
-        node.children.set(label, next);
-      }
-      node = next;
-      end = dot < 0 ? 0 : dot;
+    if (pattern === '*') {
+      if (this.#any !== undefined) return this.#any;
+      this.#any = entry;
+      return undefined;
     }
-    const existing = wildcard ? node.splat : node.exact;
+    const [map, key] = pattern.startsWith('*.') ? [this.#wildcard, pattern.slice(2)] : [this.#exact, pattern];
+    const existing = map.get(key);
     if (existing !== undefined) return existing;
-    if (wildcard) node.splat = entry;
-    else node.exact = entry;
-    this.#size++;
+    map.set(key, entry);
     return undefined;
   }
 
   /** The entry for a request host (lower-case, no port, no trailing dot), or undefined. */
   lookup(host: string): HostEntry | undefined {
-    let node = this.#root;
-    if (host === '') return node.splat;
-    let best: HostEntry | undefined;
-    let end = host.length;
-    while (end > 0) {
-      // A splat at this node covers the labels still left of `end`: at least one remains here.
-      if (node.splat !== undefined) best = node.splat;
-      const dot = host.lastIndexOf('.', end - 1);
-      const next = node.children.get(host.slice(dot + 1, end));
-      if (next === undefined) return best;
-      node = next;
-      end = dot < 0 ? 0 : dot;
+    const exact = this.#exact.get(host);
+    if (exact !== undefined) return exact;
+    const wildcard = this.#wildcard;
+    if (wildcard.size > 0) {
+      let dot = host.indexOf('.');
+      while (dot >= 0) {
+        const hit = wildcard.get(host.slice(dot + 1));
+        if (hit !== undefined) return hit;
+        dot = host.indexOf('.', dot + 1);
+      }
     }
-    return node.exact ?? best;
+    return this.#any;
   }
 }

@@ -21,7 +21,8 @@ function compactCluster(c: ClusterConfig): Json {
   const defaults = DEFAULT_POLICY as unknown as Json;
   const out: Json = {};
   for (const key of ['balance', 'hash', 'retries', 'crossRetries', 'slowStart', 'proxyProtocol'] as const) {
-    if (JSON.stringify(c[key]) !== JSON.stringify(defaults[key])) out[key] = key === 'hash' ? withoutDefaults(c.hash, { key: '' }) : c[key];
+    if (JSON.stringify(c[key]) !== JSON.stringify(defaults[key]))
+      out[key] = key === 'hash' ? withoutDefaults(c.hash, { key: '' }) : c[key];
   }
   const health = withoutDefaults(c.healthCheck as unknown as Json, defaults.healthCheck as Json);
   if (Object.keys(health).length > 0) out.healthCheck = health;
@@ -33,7 +34,7 @@ function compactCluster(c: ClusterConfig): Json {
       if (b.name !== undefined && b.name !== b.address) o.name = b.name;
       return o;
     });
-    subclusters[name] = { weight: sub.weight, backends };
+    subclusters[name] = backends.length === 0 ? { weight: sub.weight } : { weight: sub.weight, backends };
   }
   out.subclusters = subclusters;
   return out;

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import type { AddressBook, Candidates, Request, RoutingTableSource } from '../../src/types.ts';
+import type { AddressBook, BackendEntry, Candidates, Request, RoutingTableSource } from '../../src/types.ts';
 import { buildMatcher, type FileMatcher } from './matcher.ts';
 import { type FileEntry, parseEntries } from './parse.ts';
 
@@ -65,6 +65,14 @@ class FileBook implements AddressBook, RoutingTableSource {
     const entries = parseEntries(text, this.#path);
     this.#snapshot = Object.freeze({ entries: Object.freeze(entries), matcher: buildMatcher(entries), text });
     this.#version++;
+    this.#context.snapshotChanged?.(this);
+  }
+
+  /** Every backend of the current list with its entry's policy. */
+  *listBackends(): Iterable<BackendEntry> {
+    for (const c of this.#snapshot?.matcher.all ?? []) {
+      for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy };
+    }
   }
 
   async #reload(): Promise<void> {
@@ -75,7 +83,10 @@ class FileBook implements AddressBook, RoutingTableSource {
         this.#context.logger.info({ book: 'file', path: this.#path, version: this.#version }, 'address book reloaded');
       }
     } catch (e) {
-      this.#context.logger.warn({ book: 'file', path: this.#path, err: (e as Error).message }, 'address book reload failed; keeping the previous list');
+      this.#context.logger.warn(
+        { book: 'file', path: this.#path, err: (e as Error).message },
+        'address book reload failed; keeping the previous list',
+      );
     }
   }
 }

@@ -20,6 +20,8 @@ interface PathRoute {
 
 export interface FileMatcher {
   match(host: string, path: string | undefined): Candidates | undefined;
+  /** Every entry's candidates, in file order. */
+  readonly all: readonly Candidates[];
 }
 
 function toCandidates(e: FileEntry, index: number): Candidates {
@@ -59,8 +61,10 @@ export function buildMatcher(entries: readonly FileEntry[]): FileMatcher {
   const exact = new Map<string, PathRoute[]>();
   const wild = new Map<string, PathRoute[]>();
   let any: PathRoute[] | undefined;
+  const all: Candidates[] = [];
   entries.forEach((e, i) => {
     const route = { prefix: e.path ?? '', candidates: toCandidates(e, i) };
+    all.push(route.candidates);
     let list: PathRoute[];
     if (e.host === '*') list = any ??= [];
     else if (e.host.startsWith('*.')) list = getOrCreate(wild, e.host.slice(2));
@@ -68,8 +72,10 @@ export function buildMatcher(entries: readonly FileEntry[]): FileMatcher {
     list.push(route);
   });
   // Longest prefix first, so the first hit is the most specific.
-  for (const list of [...exact.values(), ...wild.values(), any ?? []]) list.sort((a, b) => b.prefix.length - a.prefix.length);
+  for (const list of [...exact.values(), ...wild.values(), any ?? []])
+    list.sort((a, b) => b.prefix.length - a.prefix.length);
   return {
+    all: Object.freeze(all),
     match(host, path) {
       const hit = firstPath(exact.get(host), path);
       if (hit !== undefined) return hit;
@@ -84,6 +90,9 @@ export function buildMatcher(entries: readonly FileEntry[]): FileMatcher {
 
 function getOrCreate<K, V>(map: Map<K, V[]>, key: K): V[] {
   let v = map.get(key);
-  if (v === undefined) map.set(key, (v = []));
+  if (v === undefined) {
+    v = [];
+    map.set(key, v);
+  }
   return v;
 }

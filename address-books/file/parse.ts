@@ -25,7 +25,9 @@ export const entrySchema = z
   .strictObject({
     host: hostPattern,
     path: z.string().startsWith('/', 'expected a path starting with /').optional(),
-    backends: z.array(backendAddress.or(z.strictObject({ address: backendAddress, weight: z.number().int().min(0).default(1) }))).min(1),
+    backends: z
+      .array(backendAddress.or(z.strictObject({ address: backendAddress, weight: z.number().int().min(0).default(1) })))
+      .min(1),
     ...policyShape,
   })
   .superRefine(checkRetryBudget);
@@ -58,7 +60,10 @@ export function parseEntries(text: string, file: string): FileEntry[] {
 
 function parseCsv(text: string): unknown[] {
   const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
-  const header = lines.shift()?.split(',').map((s) => s.trim());
+  const header = lines
+    .shift()
+    ?.split(',')
+    .map((s) => s.trim());
   if (header?.join(',') !== 'host,path,backends') throw new Error('csv: expected the header row host,path,backends');
   return lines.map((line, i) => {
     const cols = line.split(',').map((s) => s.trim());

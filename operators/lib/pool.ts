@@ -47,7 +47,7 @@ function buildPool(registry: BackendRegistry, sub: SubCluster): Pool {
   for (let i = 0; i < backends.length; i++) {
     const b = backends[i]!;
     jacks.push(Object.freeze({ backend: b, subcluster: sub.name }));
-    weights[i] = b.weight > 0 ? b.weight : 0;
+    weights[i] = Math.max(b.weight, 0);
     totalWeight += weights[i]!;
     states.push(registry.get(b.id));
   }
@@ -56,7 +56,9 @@ function buildPool(registry: BackendRegistry, sub: SubCluster): Pool {
 
 /** True when backend `i` of `pool` may take traffic: up, positive weight, not excluded. */
 export function eligible(pool: Pool, i: number, exclude: ReadonlySet<string>): boolean {
-  return pool.weights[i]! > 0 && pool.states[i]!.available && (exclude.size === 0 || !exclude.has(pool.backends[i]!.id));
+  return (
+    pool.weights[i]! > 0 && pool.states[i]!.available && (exclude.size === 0 || !exclude.has(pool.backends[i]!.id))
+  );
 }
 
 /** The weight backend `i` is worth now, slow start applied (`now` is only read when ramping). */

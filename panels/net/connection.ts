@@ -1,65 +1,57 @@
 /**
  * One client connection through the `net` panel (per-connection routing):
  *
- *   accept → peek (head under peekTimeout / maxHeaderBytes) → Request → findAddresses
- *          → openUpstream (findJack + connect, retries) → write peeked bytes → splice
+ *   accept → peek (PROXY header?, then TLS hello | h2c HEADERS | HTTP/1 head, under peekTimeout)
+ *          → Request → findAddresses → openUpstream (findJack + connect, retries)
+ *          → [outbound PROXY header] + peeked bytes → splice
  *
  * Every exit writes one access-log line with a result code. Nothing is written to a backend
- * before the route is decided; errors are answered per DESIGN's table.
+ * before the route is decided; errors are answered per DESIGN's table (HTTP/1 gets a response,
+ * h2c a GOAWAY, TLS and PROXY failures a close).
  */
 import type { Socket } from 'node:net';
-import type { ResultCode } from '../../src/errors.ts';
+import type { ListenerConfig } from '../../src/config/schema.ts';
+import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
-import { PeekFailure, type Peeked, peekSocket } from '../../src/peek/peek.ts';
-import { createRequest } from '../../src/request.ts';
+import { goawayFrame, H2_ERROR } from '../../src/peek/h2c.ts';
+import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
+import { requestFromPeek } from '../../src/peek/to-request.ts';
+import { proxyHeaderFor } from '../../src/proxy-out.ts';
 import { errorResponse, statusOf } from '../../src/respond.ts';
 import type { Runtime } from '../../src/runtime.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream.ts';
-import type { ListenerConfig } from '../../src/config/schema.ts';
 
 const LINGER_MS = 2_000;
 const noop = () => {};
 
-/** Answers an HTTP/1 client with the router's error response, then closes. */
-export function answer(socket: Socket, code: ResultCode, httpClient: boolean): void {
-  const bytes = httpClient ? errorResponse(code) : undefined;
+type Answerable = Peeked['kind'] | 'proxy' | 'unknown';
+
+/** Answers with the router's error for `code` in the client's protocol, then closes. */
+export function answer(socket: Socket, code: ResultCode, protocol: Answerable, h2Code?: number): void {
+  let bytes: Buffer | undefined;
+  if (protocol === 'http1') bytes = errorResponse(code);
+  else if (protocol === 'h2c') {
+    bytes = goawayFrame(h2Code ?? (code === 'peek_timeout' ? H2_ERROR.NO_ERROR : H2_ERROR.REFUSED_STREAM));
+  }
   if (bytes === undefined || socket.destroyed) {
     socket.destroy();
     return;
   }
   // Keep draining what the client still sends so the close does not turn into a reset that
-  // could discard the response; give up after a short linger.
+  // could discard the answer; give up after a short linger.
   socket.end(bytes);
   socket.resume();
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
-function requestFor(peeked: Peeked, socket: Socket, listener: ListenerConfig): Request {
-  const { head } = peeked;
-  return createRequest({
-    protocol: 'http1',
-    host: head.host,
-    port: head.port,
-    path: head.path,
-    target: head.target,
-    query: head.query,
-    method: head.method,
-    headers: head.headers,
-    sni: undefined,
-    alpn: [],
-    clientIp: socket.remoteAddress ?? '',
-    clientPort: socket.remotePort ?? 0,
-    peerIp: socket.remoteAddress ?? '',
-    localIp: socket.localAddress ?? '',
-    localPort: socket.localPort ?? 0,
-    vip: undefined,
-    secure: false,
-    trustedClient: false,
-    tls: undefined,
-    listener: listener.name,
-  });
+function describe(record: AccessRecord, request: Request): void {
+  record.protocol = request.protocol;
+  record.client = `${request.clientIp}:${request.clientPort}`;
+  record.host = request.host;
+  if (request.path !== undefined) record.path = request.path;
+  if (request.method !== undefined) record.method = request.method;
 }
 
 /** Handles one accepted socket to completion; `done` runs once when it has fully closed. */
@@ -89,38 +81,45 @@ export async function handleConnection(
     runtime.accessLog(record);
     done();
   };
-  /** Logs once the client socket has closed (after an answer was flushed). */
-  const finish = (result: string, status?: number, reason?: string) => {
-    if (socket.destroyed) log(result, status, reason);
-    else socket.once('close', () => log(result, status, reason));
+  /** Answers `code` and logs once the client socket has closed. */
+  const refuse = (code: ResultCode, protocol: Answerable, reason?: string, h2Code?: number) => {
+    const status = protocol === 'http1' ? statusOf(code) : undefined;
+    if (socket.destroyed) log(code, status, reason);
+    else socket.once('close', () => log(code, status, reason));
+    answer(socket, code, protocol, h2Code);
   };
   socket.on('error', noop);
 
   let peeked: Peeked;
   try {
-    peeked = await peekSocket(socket, engine.limits);
+    peeked = await peekSocket(socket, {
+      peekTimeout: engine.limits.peekTimeout,
+      maxHeaderBytes: engine.limits.maxHeaderBytes,
+      tls: listener.tls,
+      proxy: listener.proxyProtocol === 'off' ? undefined : listener.proxyProtocol,
+    });
   } catch (e) {
     if (!(e instanceof PeekFailure)) throw e;
     if (e.result === 'client_closed') {
       socket.destroy();
       log('client_closed', undefined, e.message);
-      return;
-    }
-    finish(e.result, statusOf(e.result), e.message);
-    answer(socket, e.result, e.protocol === 'http1');
+    } else refuse(e.result, e.protocol, e.message, e.h2Code);
     return;
   }
 
-  const request = requestFor(peeked, socket, listener);
-  record.protocol = request.protocol;
-  record.host = request.host;
-  if (request.path !== undefined) record.path = request.path;
-  if (request.method !== undefined) record.method = request.method;
+  let request: Request;
+  try {
+    request = requestFromPeek(peeked, { listener: listener.name, socket });
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);
+    return;
+  }
+  describe(record, request);
 
   const candidates = engine.book.findAddresses(request);
   if (candidates === undefined) {
-    finish('no_route', 404);
-    answer(socket, 'no_route', true);
+    refuse('no_route', peeked.kind);
     return;
   }
   record.product = candidates.product;
@@ -129,18 +128,18 @@ export async function handleConnection(
   const up = await openUpstream(request, candidates, engine.operator, runtime.registry, engine.limits.connectTimeout);
   record.attempts = up.attempts;
   if ('result' in up) {
-    finish(up.result, statusOf(up.result), up.reason);
-    answer(socket, up.result, true);
+    refuse(up.result, peeked.kind, up.reason);
     return;
   }
   const { socket: upstream, jack } = up;
   record.backend = jack.backend.id;
+  upstream.once('close', () => runtime.registry.closed(jack.backend.id));
   if (socket.destroyed) {
     upstream.destroy();
-    runtime.registry.closed(jack.backend.id);
     log('client_closed', undefined, 'client went away while connecting');
     return;
   }
-  upstream.once('close', () => runtime.registry.closed(jack.backend.id));
+  const proxyHeader = proxyHeaderFor(candidates.policy.proxyProtocol, request);
+  if (proxyHeader !== undefined) upstream.write(proxyHeader);
   splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end));
 }

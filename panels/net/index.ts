@@ -4,9 +4,9 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ListenerConfig } from '../../src/config/schema.ts';
+import type { PanelFactory } from '../../src/panels.ts';
 import type { Runtime } from '../../src/runtime.ts';
 import type { Panel } from '../../src/types.ts';
-import type { PanelFactory } from '../../src/panels.ts';
 import { handleConnection } from './connection.ts';
 
 interface Bound {
@@ -53,7 +53,9 @@ class NetPanel implements Panel {
       server.once('error', reject);
       server.listen({ host: l.address.host, port: l.address.port, backlog: 4096 }, () => {
         server.removeListener('error', reject);
-        server.on('error', (err) => this.#runtime.logger.error({ listener: l.name, err: err.message }, 'listener error'));
+        server.on('error', (err) =>
+          this.#runtime.logger.error({ listener: l.name, err: err.message }, 'listener error'),
+        );
         resolve({ config: l, server });
       });
     });

@@ -2,10 +2,11 @@
  * `switchboard check`: validate a config (schema, plugins and their options, then a dry build of
  * the address book so cross-file errors show) and print every error with its path.
  */
-import { loadConfig } from '../config/load.ts';
-import { ConfigError } from '../config/errors.ts';
-import { isSwitchboardError } from '../errors.ts';
+
 import { BackendRegistry } from '../backend-registry.ts';
+import { ConfigError } from '../config/errors.ts';
+import { loadConfig } from '../config/load.ts';
+import { isSwitchboardError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { defaultRandom } from '../random.ts';
 
@@ -13,7 +14,12 @@ import { defaultRandom } from '../random.ts';
 export async function runCheck(file: string): Promise<number> {
   try {
     const loaded = await loadConfig(file);
-    const context = { configDir: loaded.dir, registry: new BackendRegistry(), logger: createLogger('warn'), random: defaultRandom };
+    const context = {
+      configDir: loaded.dir,
+      registry: new BackendRegistry(),
+      logger: createLogger('warn'),
+      random: defaultRandom,
+    };
     const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
     await book.start();
     await book.close();

@@ -14,13 +14,20 @@ export interface Router {
 }
 
 /** Loads `file` and starts the router it describes. */
-export async function startRouter(file: string, overrides: ConfigOverrides = {}, options: RuntimeOptions = {}): Promise<Router> {
+export async function startRouter(
+  file: string,
+  overrides: ConfigOverrides = {},
+  options: RuntimeOptions = {},
+): Promise<Router> {
   const loaded = await loadConfig(file, overrides);
   return startLoaded(loaded, options);
 }
 
 /** Starts a router from an already validated config. */
-export async function startLoaded(loaded: Awaited<ReturnType<typeof loadConfig>>, options: RuntimeOptions = {}): Promise<Router> {
+export async function startLoaded(
+  loaded: Awaited<ReturnType<typeof loadConfig>>,
+  options: RuntimeOptions = {},
+): Promise<Router> {
   const factory = resolvePanel(loaded.config.panel.name);
   const runtime = await Runtime.create(loaded, options);
   const panel = factory.create(runtime);
@@ -30,7 +37,10 @@ export async function startLoaded(loaded: Awaited<ReturnType<typeof loadConfig>>
     await runtime.close();
     throw e;
   }
-  runtime.logger.info({ version: runtime.engine.version, panel: factory.name, config: loaded.file }, 'switchboard started');
+  runtime.logger.info(
+    { version: runtime.engine.version, panel: factory.name, config: loaded.file },
+    'switchboard started',
+  );
   return {
     runtime,
     panel,

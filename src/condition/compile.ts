@@ -61,16 +61,9 @@ export function compileWith(source: string, where: string, state: State): Condit
 /** Compiles one node of a parsed source. */
 function compileNode(node: Node, source: string, where: string, state: State): Condition {
   switch (node.kind) {
-    case 'and': {
-      const left = compileNode(node.left, source, where, state);
-      const right = compileNode(node.right, source, where, state);
-      return (req) => left(req) && right(req);
-    }
-    case 'or': {
-      const left = compileNode(node.left, source, where, state);
-      const right = compileNode(node.right, source, where, state);
-      return (req) => left(req) || right(req);
-    }
+    case 'and':
+    case 'or':
+      return compileChain(node, source, where, state);
     case 'not': {
       const operand = compileNode(node.operand, source, where, state);
       return (req) => !operand(req);
@@ -93,6 +86,41 @@ function compileNode(node: Node, source: string, where: string, state: State): C
     case 'var':
       return compileNamed(node, source, where, state);
   }
+}
+
+/**
+ * Compiles a chain `a && b && c` (a left-deep tree of one operator) into one loop, so a long
+ * chain neither recurses deeply at build time nor nests closures at evaluation time.
+ */
+function compileChain(
+  node: Extract<Node, { kind: 'and' | 'or' }>,
+  source: string,
+  where: string,
+  state: State,
+): Condition {
+  const operands: Node[] = [];
+  let cursor: Node = node;
+  while (cursor.kind === node.kind) {
+    const link = cursor as Extract<Node, { kind: 'and' | 'or' }>;
+    operands.push(link.right);
+    cursor = link.left;
+  }
+  operands.push(cursor);
+  const parts = operands.reverse().map((n) => compileNode(n, source, where, state));
+  if (parts.length === 2) {
+    const [left, right] = parts as [Condition, Condition];
+    return node.kind === 'and' ? (req) => left(req) && right(req) : (req) => left(req) || right(req);
+  }
+  if (node.kind === 'and') {
+    return (req) => {
+      for (let i = 0; i < parts.length; i++) if (!(parts[i] as Condition)(req)) return false;
+      return true;
+    };
+  }
+  return (req) => {
+    for (let i = 0; i < parts.length; i++) if ((parts[i] as Condition)(req)) return true;
+    return false;
+  };
 }
 
 /** Resolves `$name` (or refuses a bare identifier) into the named condition's closure. */

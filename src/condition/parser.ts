@@ -15,10 +15,17 @@ import type { Arg, Node, Token } from './ast.ts';
 import { conditionError } from './errors.ts';
 import { tokenize } from './lexer.ts';
 
+/** Maximum nesting of '(' and '!' (chains of && or || are flat and unbounded). */
+export const MAX_DEPTH = 64;
+
 /** Parses a condition into its tree; throws SWB_ERR_CONDITION naming `where` and the column. */
 export function parse(source: string, where: string): Node {
   const tokens = tokenize(source, where);
   let at = 0;
+  let depth = 0; // nesting of '(' and '!', bounded so deep input is an error, not a stack overflow
+  const enter = (token: Token): void => {
+    if (++depth > MAX_DEPTH) fail(token, `nesting deeper than ${MAX_DEPTH} levels of '(' and '!'`);
+  };
   const peek = (): Token => tokens[at] as Token;
   const fail = (token: Token, message: string): never => {
     throw conditionError(where, source, token.start, message);
@@ -63,7 +70,9 @@ export function parse(source: string, where: string): Node {
     const token = peek();
     if (token.kind === 'not') {
       at++;
+      enter(token);
       const operand = unary();
+      depth--;
       return { kind: 'not', operand, start: token.start, end: operand.end };
     }
     return primary();
@@ -73,10 +82,12 @@ export function parse(source: string, where: string): Node {
     const token = peek();
     at++;
     if (token.kind === 'lparen') {
+      enter(token);
       const inner = expr();
       const close = peek();
       if (close.kind !== 'rparen') fail(close, `expected ')' or an operator, got ${describe(close)}`);
       at++;
+      depth--;
       return { ...inner, start: token.start, end: close.end };
     }
     if (token.kind === 'var')

@@ -44,7 +44,10 @@ function depth(issues: readonly z.core.$ZodIssue[]): number {
 export class ConfigError extends SwitchboardError {
   readonly errors: readonly string[];
   constructor(file: string, errors: readonly string[]) {
-    super('SWB_ERR_CONFIG', `config ${file}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n  ${errors.join('\n  ')}`);
+    super(
+      'SWB_ERR_CONFIG',
+      `config ${file}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n  ${errors.join('\n  ')}`,
+    );
     this.errors = errors;
   }
 }

@@ -77,7 +77,8 @@ function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
   const out: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
   if (o.panel !== undefined || o.workers !== undefined) {
     const current = out.panel;
-    const base = typeof current === 'object' && current !== null ? { ...(current as object) } : { name: current ?? 'net' };
+    const base =
+      typeof current === 'object' && current !== null ? { ...(current as object) } : { name: current ?? 'net' };
     out.panel = {
       ...base,
       ...(o.panel !== undefined ? { name: o.panel } : {}),

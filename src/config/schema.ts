@@ -72,7 +72,15 @@ export const configSchema = z
   .superRefine((c, ctx) => {
     const seen = new Set<string>();
     c.listeners.forEach((l, i) => {
-      if (seen.has(l.name)) ctx.addIssue({ code: 'custom', path: ['listeners', i, 'name'], message: 'duplicate listener name' });
+      if (l.proxyProtocol !== 'off' && l.trustedSources.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['listeners', i, 'trustedSources'],
+          message: `proxyProtocol ${l.proxyProtocol} needs trustedSources (the CIDRs allowed to send PROXY headers)`,
+        });
+      }
+      if (seen.has(l.name))
+        ctx.addIssue({ code: 'custom', path: ['listeners', i, 'name'], message: 'duplicate listener name' });
       seen.add(l.name);
     });
   });

@@ -32,7 +32,7 @@ for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL
 const LOWER_TCHAR = TCHAR.map((v, i) => (i >= 0x41 && i <= 0x5a ? 0 : v));
 
 function malformed(why: string): H2PeekError {
-  return new H2PeekError(H2_ERROR.PROTOCOL_ERROR, `h2c: malformed request: ${why}`);
+  return new H2PeekError(H2_ERROR.PROTOCOL_ERROR, `malformed request: ${why}`);
 }
 
 function isToken(s: string, table: Uint8Array): boolean {

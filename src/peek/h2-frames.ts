@@ -9,6 +9,8 @@ import { SwitchboardError } from '../errors.ts';
 /** HTTP/2 error codes used by the peek (RFC 9113 §7). */
 export const H2_ERROR = {
   NO_ERROR: 0x0,
+  INTERNAL_ERROR: 0x2,
+  REFUSED_STREAM: 0x7,
   PROTOCOL_ERROR: 0x1,
   FLOW_CONTROL_ERROR: 0x3,
   FRAME_SIZE_ERROR: 0x6,

@@ -205,8 +205,14 @@ function readRequest(buf: Buffer, headers: FrameHeader, maxHeaderBytes: number):
     flags = frame.flags;
   }
   const block = fragments.length === 1 ? first : Buffer.concat(fragments, total);
-  const fields = new HpackDecoder(4096).decode(block, maxHeaderBytes);
-  return { ...validateRequestFields(fields), streamId, length: end };
+  try {
+    const fields = new HpackDecoder(4096).decode(block, maxHeaderBytes);
+    return { ...validateRequestFields(fields), streamId, length: end };
+  } catch (e) {
+    // Chain the stream in front of the decoder's or validator's own where-and-what.
+    if (e instanceof H2PeekError) throw new H2PeekError(e.h2Code, `h2c: stream ${streamId}: ${e.message}`, e.result);
+    throw e;
+  }
 }
 
 /** The field block fragment of a HEADERS frame, without pad length, priority and padding (§6.2). */

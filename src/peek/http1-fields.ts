@@ -90,22 +90,17 @@ export function splitList(value: string): string[] {
 const MAX_CL_DIGITS = 15;
 
 /**
- * Resolves every Content-Length value (several lines and comma lists) to one length (#4,
- * RFC 9110 §8.6, RFC 9112 §6.3 rule 5): each element must be 1*DIGIT of at most 15 digits, and
- * all must be identical (we accept `5, 5` and two `5` lines as one 5); otherwise 400.
+ * Resolves Content-Length (#4, RFC 9110 §8.6, RFC 9112 §6.3 rule 5): exactly one field line
+ * whose value is 1*DIGIT of at most 15 digits. RFC 9110 §8.6 would let us accept identical
+ * duplicates (`5, 5` or two `5` lines), but llhttp refuses them and so does nginx, so we refuse
+ * them too and say so in our own words.
  */
 export function parseContentLength(values: readonly string[], who: string): number {
-  let result = -1;
-  for (const value of values) {
-    for (const element of splitList(value)) {
-      if (!/^[0-9]+$/.test(element)) throw bad(who, `invalid Content-Length "${clip(value)}"`);
-      if (element.length > MAX_CL_DIGITS) throw bad(who, `Content-Length longer than ${MAX_CL_DIGITS} digits`);
-      const n = Number(element);
-      if (result !== -1 && n !== result) throw bad(who, `conflicting Content-Length values ${result} and ${n}`);
-      result = n;
-    }
-  }
-  return result;
+  if (values.length > 1) throw bad(who, `${values.length} Content-Length lines`);
+  const value = values[0] ?? '';
+  if (!/^[0-9]+$/.test(value)) throw bad(who, `invalid Content-Length "${clip(value)}"`);
+  if (value.length > MAX_CL_DIGITS) throw bad(who, `Content-Length longer than ${MAX_CL_DIGITS} digits`);
+  return Number(value);
 }
 
 /** Codings we know; anything else before `chunked` is refused (we have no 501 code). */

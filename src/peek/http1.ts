@@ -16,8 +16,10 @@
  *    is no other line break). Every strict rule of reference/peers-reliability.md §3 rows 1–13
  *    is enforced here, in head order, so the verdict does not depend on how bytes were split.
  * 3. llhttp must accept the head too, and must agree on the target, version and field count.
- * 4. Choices: one leading empty line is skipped (a second → 400); identical Content-Length
- *    values (`5, 5` or two `5` lines) count as one; `Content-Length: 0` is framing `none`.
+ * 4. Choices: one leading empty line is skipped (a second → 400); more than one Content-Length
+ *    (even identical: `5, 5` or two `5` lines) is refused, as llhttp and nginx do; more than
+ *    one Transfer-Encoding line is refused; `Content-Length: 0` is framing `none`; methods
+ *    llhttp does not know are refused.
  */
 
 import { peerError } from '../errors.ts';
@@ -108,7 +110,14 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Ht
   const line = buf.toString('latin1', start, lineEnd);
   const { method, target, versionMinor } = parseRequestLine(line);
   const headers: HeaderPair[] = [];
-  const g: Gathered = { hosts: [], contentLength: [], transferEncoding: [], connection: [], upgrade: false, expect: undefined };
+  const g: Gathered = {
+    hosts: [],
+    contentLength: [],
+    transferEncoding: [],
+    connection: [],
+    upgrade: false,
+    expect: undefined,
+  };
   const at = lineEnd + 2;
   if (at < end - 2) {
     const text = buf.toString('latin1', at, end - 4);

@@ -15,7 +15,13 @@ import { createParser, type HeadersComplete, type Parser } from 'llhttp-wasm';
 
 /** What llhttp saw in one head, or the reason it refused it. */
 export type LlhttpResult =
-  | { readonly ok: true; readonly url: string; readonly versionMinor: number; readonly fields: number; readonly status: number }
+  | {
+      readonly ok: true;
+      readonly url: string;
+      readonly versionMinor: number;
+      readonly fields: number;
+      readonly status: number;
+    }
   | { readonly ok: false; readonly reason: string };
 
 type Kind = 'REQUEST' | 'RESPONSE';

@@ -1,83 +1,104 @@
 /**
  * Peek, decide, replay (STYLE §9): read the first bytes of a connection into a bounded buffer
- * under one deadline, until a detector can say where the traffic goes.
+ * under one deadline (`peekTimeout`, PROXY header included), until the sniffer can say where
+ * the traffic goes.
  *
- *   socket ──data──► chunks ──concat──► buffer ──sniff──► http1 head │ need more │ error
- *                      ▲                                     │
- *                      └──────────── need more ◄─────────────┘
+ *   socket ──data──► buffer ──[PROXY header stripped, if the listener expects one]──► Sniffer
+ *                      ▲                                                             │
+ *                      └──────────────────────── need more ◄─────────────────────────┘
  *
- * The buffer handed on holds every byte read so far: the head and whatever followed it in the
- * same reads. The socket is paused when the promise settles, so nothing more is read until the
- * caller decides.
+ * The buffer handed on holds every byte after the PROXY header read so far: the head and
+ * whatever followed it. The socket is paused when the promise settles, so nothing more is read
+ * until the caller decides.
  */
 import type { Socket } from 'node:net';
-import { peerError, type ResultCode, SwitchboardError } from '../errors.ts';
-import { type Http1Head, peekHttp1 } from './http1.ts';
+import { isSwitchboardError, type ResultCode } from '../errors.ts';
+import { type ProxyAccept, type ProxyHeader, parseProxyHeader } from '../proxy-protocol/index.ts';
+import { type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
 
-/** What the peek found. */
-export type Peeked = { readonly kind: 'http1'; readonly head: Http1Head; readonly buffer: Buffer };
+/** What the peek found: the sniffed head, the bytes to replay, and the PROXY header if any. */
+export type Peeked = Sniffed & { readonly buffer: Buffer; readonly proxy: ProxyHeader | undefined };
 
 /** The peek did not produce a routable head: answer with `result` (or just close). */
 export class PeekFailure extends Error {
   readonly result: ResultCode | 'client_closed';
   /** Which protocol the bytes looked like, to pick how to answer. */
-  readonly protocol: 'http1' | 'tls' | 'h2c' | 'unknown';
-  constructor(result: ResultCode | 'client_closed', protocol: PeekFailure['protocol'], message: string) {
+  readonly protocol: SniffedKind | 'proxy' | 'unknown';
+  /** HTTP/2 error code for a GOAWAY (h2c only). */
+  readonly h2Code: number | undefined;
+  constructor(result: PeekFailure['result'], protocol: PeekFailure['protocol'], message: string, h2Code?: number) {
     super(message);
     this.result = result;
     this.protocol = protocol;
+    this.h2Code = h2Code;
   }
 }
 
-export interface PeekLimits {
+export interface PeekOptions {
   readonly peekTimeout: number;
   readonly maxHeaderBytes: number;
+  readonly tls: TlsMode;
+  /** The PROXY header versions this listener expects; undefined = none (never auto-detected). */
+  readonly proxy: ProxyAccept | undefined;
 }
 
-/** Tries to decide on `buf`; undefined = need more bytes. Throws SwitchboardError on bad input. */
-export function decide(buf: Buffer, limits: PeekLimits): Omit<Peeked, 'buffer'> | undefined {
-  const first = buf[0]!;
-  if (first === 0x16) throw peerError('bad_request', 'tls: TLS is not routed on this listener yet');
-  const head = peekHttp1(buf, limits.maxHeaderBytes);
-  return head === undefined ? undefined : { kind: 'http1', head };
-}
-
-/** Reads from `socket` until `decide` answers, the deadline passes, or the client goes away. */
-export function peekSocket(socket: Socket, limits: PeekLimits): Promise<Peeked> {
+/** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
+export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked> {
   return new Promise((resolve, reject) => {
+    const sniffer = new Sniffer(options.maxHeaderBytes, options.tls);
     let buffer: Buffer | undefined;
-    const finish = (err: PeekFailure | undefined, result?: Omit<Peeked, 'buffer'>) => {
+    let proxy: ProxyHeader | undefined;
+    let awaitingProxy = options.proxy !== undefined;
+    const settle = () => {
       clearTimeout(timer);
       socket.removeListener('data', onData);
       socket.removeListener('end', onEnd);
       socket.removeListener('error', onError);
       socket.pause();
-      if (err !== undefined) reject(err);
-      else resolve({ ...result!, buffer: buffer! } as Peeked);
+    };
+    const fail = (err: PeekFailure) => {
+      settle();
+      reject(err);
+    };
+    const step = (buf: Buffer): void => {
+      if (awaitingProxy) {
+        const header = parseProxyHeader(buf, options.proxy!);
+        if (header === undefined) return;
+        awaitingProxy = false;
+        proxy = header;
+        buf = buffer = buf.subarray(header.length);
+        if (buf.length === 0) return;
+      }
+      const sniffed = sniffer.decide(buf);
+      if (sniffed === undefined) return;
+      settle();
+      resolve({ ...sniffed, buffer: buf, proxy });
     };
     const onData = (chunk: Buffer) => {
-      buffer = buffer === undefined ? chunk : Buffer.concat([buffer, chunk]);
-      let result: Omit<Peeked, 'buffer'> | undefined;
+      buffer = buffer === undefined || buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       try {
-        result = decide(buffer, limits);
+        step(buffer);
       } catch (e) {
-        if (e instanceof SwitchboardError) {
-          const r = (e as SwitchboardError & { result?: ResultCode }).result ?? 'bad_request';
-          finish(new PeekFailure(r, buffer[0] === 0x16 ? 'tls' : 'http1', e.message));
-          return;
-        }
-        throw e;
+        if (!isSwitchboardError(e)) throw e;
+        const detail = e as { result?: ResultCode; h2Code?: number };
+        if (e.code === 'SWB_ERR_PROXY_HEADER') fail(new PeekFailure('proxy_rejected', 'proxy', e.message));
+        else fail(new PeekFailure(detail.result ?? 'bad_request', sniffer.kind ?? 'unknown', e.message, detail.h2Code));
       }
-      if (result !== undefined) finish(undefined, result);
     };
-    const onEnd = () => {
-      finish(new PeekFailure('client_closed', 'unknown', 'client closed before the head was complete'));
-    };
-    const onError = (err: Error) => finish(new PeekFailure('client_closed', 'unknown', `client error: ${err.message}`));
+    const onEnd = () =>
+      fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', 'client closed before the head was complete'));
+    const onError = (err: Error) =>
+      fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', `client error: ${err.message}`));
     const timer = setTimeout(() => {
-      const protocol = buffer !== undefined && buffer[0] === 0x16 ? 'tls' : 'http1';
-      finish(new PeekFailure('peek_timeout', protocol, `head not complete within ${limits.peekTimeout}ms`));
-    }, limits.peekTimeout);
+      const protocol = awaitingProxy ? 'proxy' : (sniffer.kind ?? (buffer === undefined ? 'unknown' : 'http1'));
+      fail(
+        new PeekFailure(
+          awaitingProxy ? 'proxy_rejected' : 'peek_timeout',
+          protocol,
+          `head not complete within ${options.peekTimeout}ms`,
+        ),
+      );
+    }, options.peekTimeout);
     socket.on('data', onData);
     socket.on('end', onEnd);
     socket.on('error', onError);

@@ -37,7 +37,11 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse, name: stri
 
 const whoami: HttpHandler = (req, res, name) => {
   const body = JSON.stringify({ backend: name, host: req.headers.host, url: req.url, method: req.method });
-  res.writeHead(200, { 'content-type': 'application/json', 'x-backend': name, 'content-length': Buffer.byteLength(body) });
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'x-backend': name,
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(body);
 };
 

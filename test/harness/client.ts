@@ -9,7 +9,7 @@ export interface RawOptions {
   readonly chunkSize?: number;
   /** Pause between chunked writes, ms. */
   readonly delayMs?: number;
-  /** Half-close after writing. */
+  /** Half-close right after writing (default: only once the server has ended its side). */
   readonly end?: boolean;
   /** Give up waiting for the server to close after this long (default 5 s). */
   readonly timeoutMs?: number;
@@ -24,6 +24,7 @@ export async function rawRequest(port: number, bytes: Buffer | string, options: 
   const done = new Promise<Buffer>((resolve) => {
     const timer = setTimeout(() => socket.destroy(), options.timeoutMs ?? 5000);
     socket.on('data', (c) => chunks.push(c));
+    socket.on('end', () => socket.end());
     socket.on('error', () => {});
     socket.on('close', () => {
       clearTimeout(timer);

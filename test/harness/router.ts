@@ -6,8 +6,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { type Router, startLoaded } from '../../src/cli/start.ts';
 import { validateConfig } from '../../src/config/load.ts';
-import { startLoaded, type Router } from '../../src/cli/start.ts';
 import { type AccessRecord, createLogger } from '../../src/log.ts';
 import type { RuntimeOptions } from '../../src/runtime.ts';
 
@@ -33,7 +33,12 @@ export async function startTestRouter(
 ): Promise<TestRouter> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'swb-test-')));
   const ownDir = options.dir === undefined;
-  const full = { listeners: LISTEN, ...config };
+  // A short drain so tests that leave a connection open do not wait the default 30 s on close.
+  const full = {
+    listeners: LISTEN,
+    ...config,
+    limits: { drainTimeout: '1s', ...(config.limits as object | undefined) },
+  };
   const file = join(dir, 'switchboard.yaml');
   const text = stringify(full);
   await writeFile(file, text);
@@ -70,7 +75,11 @@ export async function startTestRouter(
 }
 
 /** Polls `check` until it returns true (generous limit; timing never decides a test). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startBlackhole, startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { headerOf, rawRequest, statusOf } from '../harness/client.ts';
-import { eventually, startTestRouter, tempDir, type TestRouter } from '../harness/router.ts';
+import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
 describe('net panel: bad input is answered and nothing reaches a backend', () => {
   let sink: TcpBackend;
@@ -34,8 +34,18 @@ describe('net panel: bad input is answered and nothing reaches a backend', () =>
     ['two Host headers', 'GET / HTTP/1.1\r\nHost: ok.test\r\nHost: other.test\r\n\r\n', 400, 'bad_request'],
     ['no Host on HTTP/1.1', 'GET / HTTP/1.1\r\nAccept: */*\r\n\r\n', 400, 'bad_request'],
     ['absolute-form authority ≠ Host', 'GET http://other.test/ HTTP/1.1\r\nHost: ok.test\r\n\r\n', 400, 'bad_request'],
-    ['head larger than maxHeaderBytes', `GET / HTTP/1.1\r\nHost: ok.test\r\nX-Big: ${'a'.repeat(4000)}\r\n\r\n`, 431, 'header_too_large'],
-    ['request line larger than maxHeaderBytes', `GET /${'a'.repeat(4000)} HTTP/1.1\r\nHost: ok.test\r\n\r\n`, 414, 'uri_too_long'],
+    [
+      'head larger than maxHeaderBytes',
+      `GET / HTTP/1.1\r\nHost: ok.test\r\nX-Big: ${'a'.repeat(4000)}\r\n\r\n`,
+      431,
+      'header_too_large',
+    ],
+    [
+      'request line larger than maxHeaderBytes',
+      `GET /${'a'.repeat(4000)} HTTP/1.1\r\nHost: ok.test\r\n\r\n`,
+      414,
+      'uri_too_long',
+    ],
     ['no route', 'GET / HTTP/1.1\r\nHost: nowhere.test\r\n\r\n', 404, 'no_route'],
   ];
 
@@ -81,7 +91,9 @@ describe('net panel: backends that fail', () => {
     const p2 = await closedPort();
     const router = await startTestRouter(
       { operator: 'round-robin', addressBook: { name: 'file', path: 's.yaml' } },
-      { dir: await tempDir({ 's.yaml': `- { host: "*", backends: [127.0.0.1:${p1}, 127.0.0.1:${p2}], retries: 1 }\n` }) },
+      {
+        dir: await tempDir({ 's.yaml': `- { host: "*", backends: [127.0.0.1:${p1}, 127.0.0.1:${p2}], retries: 1 }\n` }),
+      },
     );
     try {
       const res = await rawRequest(router.port(), 'GET / HTTP/1.1\r\nHost: x.test\r\n\r\n');

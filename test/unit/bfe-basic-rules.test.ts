@@ -16,7 +16,9 @@ function tree(rules: readonly (readonly [string, string, string])[]): BasicRuleT
 }
 
 // Source: reference bfe.md §2.3 (BFE basic_rule_tree_test.go). Rule set, request host, path, result.
-const rows: readonly [string, readonly (readonly [string, string, string])[], string, string | undefined, string | undefined][] = [
+type Rules = readonly (readonly [string, string, string])[];
+type Row = readonly [string, Rules, string, string | undefined, string | undefined];
+const rows: readonly Row[] = [
   ['host * matches any', [['*', '*', 'c']], 'any', '/foo', 'c'],
   ['host * matches any', [['*', '*', 'c']], 'bar.foo.com', '/foo', 'c'],
   ['host *.com one label', [['*.com', '*', 'c']], 'foo.com', '/', 'c'],
@@ -49,15 +51,66 @@ const rows: readonly [string, readonly (readonly [string, string, string])[], st
   ['path /aaa/bbb*', [['*', '/aaa/bbb*', 'c']], 'h', '/aaa/bbbxyz', undefined],
   ...(['/aaa/ccc:c2', '/aaa/bbb:c3', '/ccc:c1'] as const).map((s) => {
     const [path, want] = s.split(':') as [string, string];
-    const rules = [['*', '/*', 'c1'], ['*', '/aaa*', 'c2'], ['*', '/aaa/bbb*', 'c3']] as const;
-    return ['longest prefix', rules, 'h', path, want] as const;
+    const rules = [
+      ['*', '/*', 'c1'],
+      ['*', '/aaa*', 'c2'],
+      ['*', '/aaa/bbb*', 'c3'],
+    ] as const;
+    return ['longest prefix', rules, 'h', path, want] satisfies Row;
   }),
-  ['exact wins over prefix', [['*', '/foo', 'c1'], ['*', '/foo*', 'c2']], 'h', '/foo', 'c1'],
+  [
+    'exact wins over prefix',
+    [
+      ['*', '/foo', 'c1'],
+      ['*', '/foo*', 'c2'],
+    ],
+    'h',
+    '/foo',
+    'c1',
+  ],
   // bfe.md §4.2a: once a host node is chosen, no fallback to less specific hosts.
-  ['no host fallback', [['a.foo.com', '/x', 'c1'], ['*.foo.com', '*', 'c2'], ['*', '*', 'c3']], 'a.foo.com', '/y', undefined],
-  ['exact host before wildcard', [['a.foo.com', '*', 'c1'], ['*.foo.com', '*', 'c2']], 'a.foo.com', '/', 'c1'],
-  ['wildcard before bare *', [['a.foo.com', '*', 'c1'], ['*.foo.com', '*', 'c2'], ['*', '*', 'c3']], 'b.foo.com', '/', 'c2'],
-  ['deep host falls to bare *', [['*.foo.com', '*', 'c2'], ['*', '*', 'c3']], 'x.b.foo.com', '/', 'c3'],
+  [
+    'no host fallback',
+    [
+      ['a.foo.com', '/x', 'c1'],
+      ['*.foo.com', '*', 'c2'],
+      ['*', '*', 'c3'],
+    ],
+    'a.foo.com',
+    '/y',
+    undefined,
+  ],
+  [
+    'exact host before wildcard',
+    [
+      ['a.foo.com', '*', 'c1'],
+      ['*.foo.com', '*', 'c2'],
+    ],
+    'a.foo.com',
+    '/',
+    'c1',
+  ],
+  [
+    'wildcard before bare *',
+    [
+      ['a.foo.com', '*', 'c1'],
+      ['*.foo.com', '*', 'c2'],
+      ['*', '*', 'c3'],
+    ],
+    'b.foo.com',
+    '/',
+    'c2',
+  ],
+  [
+    'deep host falls to bare *',
+    [
+      ['*.foo.com', '*', 'c2'],
+      ['*', '*', 'c3'],
+    ],
+    'x.b.foo.com',
+    '/',
+    'c3',
+  ],
   ['TLS (no path): bare * path matches', [['h', '*', 'c']], 'h', undefined, 'c'],
   ['TLS (no path): path rules do not', [['h', '/*', 'c']], 'h', undefined, undefined],
 ];
@@ -79,6 +132,8 @@ describe('bfe basic rule tree (reference bfe.md §2.3)', () => {
     const t = tree([['h', '/foo*', 'c1']]);
     const key = parsePathPattern('/foo/*');
     if (typeof key === 'string') throw new Error(key);
-    expect(t.pathsFor('h').add(key, { pattern: '/foo/*', cluster: 'c2', rule: 'c2', candidates: undefined })?.cluster).toBe('c1');
+    expect(
+      t.pathsFor('h').add(key, { pattern: '/foo/*', cluster: 'c2', rule: 'c2', candidates: undefined })?.cluster,
+    ).toBe('c1');
   });
 });

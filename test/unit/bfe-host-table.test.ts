@@ -21,7 +21,12 @@ const rows: readonly [string, readonly string[], string, string | undefined][] =
   ['bfe.md §4.1 deepest wildcard wins', ['*.example.com', '*.b.example.com'], 'a.b.example.com', '*.b.example.com'],
   ['bfe.md §4.1 deepest wildcard wins', ['*.example.com', '*.b.example.com'], 'a.c.example.com', '*.example.com'],
   ['bfe.md §4.1 exact beats wildcard', ['*.example.com', 'a.example.com'], 'a.example.com', 'a.example.com'],
-  ['bfe.md §4.1 deeper exact miss falls back to splat', ['*.example.com', 'x.a.example.com'], 'a.example.com', '*.example.com'],
+  [
+    'bfe.md §4.1 deeper exact miss falls back to splat',
+    ['*.example.com', 'x.a.example.com'],
+    'a.example.com',
+    '*.example.com',
+  ],
   ['bfe.md §4.1 bare * is a catch-all', ['*', 'www.example.com'], 'other.test', '*'],
   ['bfe.md §4.1 bare * is a catch-all', ['*'], '', '*'],
   ['bfe.md §4.1 specific wildcard before bare *', ['*', '*.example.com'], 'a.example.com', '*.example.com'],

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileAddressBook } from '../../address-books/file/book.ts';
-import { parseEntries } from '../../address-books/file/parse.ts';
 import { buildMatcher } from '../../address-books/file/matcher.ts';
+import { parseEntries } from '../../address-books/file/parse.ts';
 import { BackendRegistry } from '../../src/backend-registry.ts';
 import { createLogger } from '../../src/log.ts';
 import { seededRandom } from '../../src/random.ts';
@@ -30,7 +30,8 @@ for (const [ext, initial, updated] of [
     return {
       book,
       update: () => writeFile(path, updated),
-      breakSource: () => writeFile(path, ext === 'csv' ? 'host,path\nbroken' : '- { host: a.test, backends: [nope] }\n'),
+      breakSource: () =>
+        writeFile(path, ext === 'csv' ? 'host,path\nbroken' : '- { host: a.test, backends: [nope] }\n'),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
   });

@@ -11,31 +11,103 @@ const H = 'Host: a.test\r\n';
 
 // [vector, request head (latin1), expected error code, hazard row + spec]
 const rejected: [string, string, string, string][] = [
-  ['CL.TE', `POST / HTTP/1.1\r\n${H}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n`, 'BAD_REQUEST', '#1 RFC 9112 §6.3 r3'],
-  ['TE.CL', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n`, 'BAD_REQUEST', '#2 RFC 9112 §6.3 r3'],
-  ['TE space before colon', `POST / HTTP/1.1\r\n${H}Transfer-Encoding : chunked\r\n\r\n`, 'BAD_REQUEST', '#3/#7 RFC 9112 §5.1'],
+  [
+    'CL.TE',
+    `POST / HTTP/1.1\r\n${H}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#1 RFC 9112 §6.3 r3',
+  ],
+  [
+    'TE.CL',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n`,
+    'BAD_REQUEST',
+    '#2 RFC 9112 §6.3 r3',
+  ],
+  [
+    'TE space before colon',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding : chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3/#7 RFC 9112 §5.1',
+  ],
   ['TE xchunked', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: xchunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9112 §6.3 r4'],
-  ['TE chunked, identity', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked, identity\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9112 §6.1'],
-  ['TE chunked, chunked', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked, chunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9112 §6.1'],
+  [
+    'TE chunked, identity',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked, identity\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3 RFC 9112 §6.1',
+  ],
+  [
+    'TE chunked, chunked',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked, chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3 RFC 9112 §6.1',
+  ],
   ['TE gzip alone', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: gzip\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9112 §6.3 r4'],
-  ['TE unknown coding first', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: foo, chunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9112 §6.1 (501 → 400)'],
-  ['TE two lines', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n`, 'BAD_REQUEST', '#3'],
-  ['TE \\x0b in value', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: \x0bchunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9110 §5.5'],
-  ['TE \\x0c after name', `POST / HTTP/1.1\r\n${H}Transfer-Encoding\x0c: chunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9110 §5.1'],
+  [
+    'TE unknown coding first',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding: foo, chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3 RFC 9112 §6.1 (501 → 400)',
+  ],
+  [
+    'TE two lines',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3',
+  ],
+  [
+    'TE \\x0b in value',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding: \x0bchunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3 RFC 9110 §5.5',
+  ],
+  [
+    'TE \\x0c after name',
+    `POST / HTTP/1.1\r\n${H}Transfer-Encoding\x0c: chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3 RFC 9110 §5.1',
+  ],
   ['TE \\xa0 in value', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: \xa0chunked\r\n\r\n`, 'BAD_REQUEST', '#3'],
-  ['TE \\xff in name', `POST / HTTP/1.1\r\n${H}Transfer-\xffEncoding: chunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9110 §5.1'],
+  [
+    'TE \\xff in name',
+    `POST / HTTP/1.1\r\n${H}Transfer-\xffEncoding: chunked\r\n\r\n`,
+    'BAD_REQUEST',
+    '#3 RFC 9110 §5.1',
+  ],
   ['TE with parameter', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked;q=1\r\n\r\n`, 'BAD_REQUEST', '#3'],
   ['TE empty element', `POST / HTTP/1.1\r\n${H}Transfer-Encoding: gzip,,chunked\r\n\r\n`, 'BAD_REQUEST', '#3'],
   ['TE folded', `POST / HTTP/1.1\r\n${H}Transfer-Encoding:\r\n chunked\r\n\r\n`, 'BAD_REQUEST', '#3/#5 RFC 9112 §5.2'],
   ['TE on HTTP/1.0', `POST / HTTP/1.0\r\n${H}Transfer-Encoding: chunked\r\n\r\n`, 'BAD_REQUEST', '#3 RFC 9112 §6.1'],
-  ['CL differing lines', `POST / HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\n`, 'BAD_REQUEST', '#4 RFC 9112 §6.3 r5'],
+  [
+    'CL differing lines',
+    `POST / HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 6\r\n\r\n`,
+    'BAD_REQUEST',
+    '#4 RFC 9112 §6.3 r5',
+  ],
   ['CL differing list', `POST / HTTP/1.1\r\n${H}Content-Length: 5, 6\r\n\r\n`, 'BAD_REQUEST', '#4 RFC 9110 §8.6'],
+  [
+    'CL identical lines',
+    `POST / HTTP/1.1\r\n${H}Content-Length: 5\r\nContent-Length: 5\r\n\r\n`,
+    'BAD_REQUEST',
+    '#4 (our choice, as llhttp and nginx)',
+  ],
+  [
+    'CL identical list',
+    `POST / HTTP/1.1\r\n${H}Content-Length: 5, 5\r\n\r\n`,
+    'BAD_REQUEST',
+    '#4 (our choice, as llhttp and nginx)',
+  ],
   ['CL sign', `POST / HTTP/1.1\r\n${H}Content-Length: +5\r\n\r\n`, 'BAD_REQUEST', '#4 RFC 9110 §8.6'],
   ['CL negative', `POST / HTTP/1.1\r\n${H}Content-Length: -1\r\n\r\n`, 'BAD_REQUEST', '#4'],
   ['CL hex', `POST / HTTP/1.1\r\n${H}Content-Length: 0x5\r\n\r\n`, 'BAD_REQUEST', '#4'],
   ['CL suffix', `POST / HTTP/1.1\r\n${H}Content-Length: 5x\r\n\r\n`, 'BAD_REQUEST', '#4'],
   ['CL underscore', `POST / HTTP/1.1\r\n${H}Content-Length: 1_0\r\n\r\n`, 'BAD_REQUEST', '#4'],
-  ['CL 16 digits', `POST / HTTP/1.1\r\n${H}Content-Length: 1000000000000000\r\n\r\n`, 'BAD_REQUEST', '#4 (> 2^53 guard)'],
+  [
+    'CL 16 digits',
+    `POST / HTTP/1.1\r\n${H}Content-Length: 1000000000000000\r\n\r\n`,
+    'BAD_REQUEST',
+    '#4 (> 2^53 guard)',
+  ],
   ['CL 25 digits', `POST / HTTP/1.1\r\n${H}Content-Length: 1000000000000000000000000\r\n\r\n`, 'BAD_REQUEST', '#4'],
   ['CL empty', `POST / HTTP/1.1\r\n${H}Content-Length:\r\n\r\n`, 'BAD_REQUEST', '#4'],
   ['CL empty list element', `POST / HTTP/1.1\r\n${H}Content-Length: 5,\r\n\r\n`, 'BAD_REQUEST', '#4'],
@@ -54,8 +126,18 @@ const rejected: [string, string, string, string][] = [
   ['NUL in value', `GET / HTTP/1.1\r\n${H}X: a\x00b\r\n\r\n`, 'BAD_REQUEST', '#7 RFC 9110 §5.5'],
   ['DEL in value', `GET / HTTP/1.1\r\n${H}X: a\x7fb\r\n\r\n`, 'BAD_REQUEST', '#7 RFC 9110 §5.5'],
   ['no colon', `GET / HTTP/1.1\r\n${H}NoColon\r\n\r\n`, 'BAD_REQUEST', '#7 RFC 9112 §5'],
-  ['absolute-form ≠ Host', 'GET http://internal/ HTTP/1.1\r\nHost: public\r\n\r\n', 'BAD_REQUEST', '#8 RFC 9112 §3.2.2, DESIGN'],
-  ['absolute-form port ≠ Host port', 'GET http://a:81/ HTTP/1.1\r\nHost: a\r\n\r\n', 'BAD_REQUEST', '#8 RFC 9112 §3.2.2'],
+  [
+    'absolute-form ≠ Host',
+    'GET http://internal/ HTTP/1.1\r\nHost: public\r\n\r\n',
+    'BAD_REQUEST',
+    '#8 RFC 9112 §3.2.2, DESIGN',
+  ],
+  [
+    'absolute-form port ≠ Host port',
+    'GET http://a:81/ HTTP/1.1\r\nHost: a\r\n\r\n',
+    'BAD_REQUEST',
+    '#8 RFC 9112 §3.2.2',
+  ],
   ['absolute-form userinfo', 'GET http://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n', 'BAD_REQUEST', '#8 RFC 9110 §4.2.4'],
   ['absolute-form ftp scheme', 'GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n', 'BAD_REQUEST', '#8 RFC 9112 §3.2.2'],
   ['CONNECT ≠ Host', 'CONNECT a:443 HTTP/1.1\r\nHost: b:443\r\n\r\n', 'BAD_REQUEST', '#8 RFC 9112 §3.2.3'],
@@ -95,7 +177,12 @@ const rejected: [string, string, string, string][] = [
   ['two leading empty lines', `\r\n\r\nGET / HTTP/1.1\r\n${H}\r\n`, 'BAD_REQUEST', '#13 RFC 9112 §2.2 (we skip one)'],
   ['whitespace-led first header', `GET / HTTP/1.1\r\n ${H}\r\n`, 'BAD_REQUEST', '#13 RFC 9112 §2.2'],
   ['request line over the limit', `GET /${'a'.repeat(MAX)} HTTP/1.1\r\n${H}\r\n`, 'URI_TOO_LONG', 'RFC 9112 §3 (414)'],
-  ['head over the limit', `GET / HTTP/1.1\r\n${H}X: ${'a'.repeat(MAX)}\r\n\r\n`, 'HEADER_TOO_LARGE', 'RFC 6585 §5 (431)'],
+  [
+    'head over the limit',
+    `GET / HTTP/1.1\r\n${H}X: ${'a'.repeat(MAX)}\r\n\r\n`,
+    'HEADER_TOO_LARGE',
+    'RFC 6585 §5 (431)',
+  ],
 ];
 
 describe('peekHttp1: hazard table (reference/peers-reliability.md §3)', () => {
@@ -110,7 +197,10 @@ describe('peekHttp1: hazard table (reference/peers-reliability.md §3)', () => {
 
   it('names the header and the byte in its messages', () => {
     const v = verdictOf(() => peekHttp1(raw('GET / HTTP/1.1\r\nHost: a\r\nX: y\r\nBad Name: z\r\n\r\n'), MAX));
-    expect(v).toEqual({ code: 'SWB_ERR_BAD_REQUEST', message: 'http1: whitespace before colon in header 3 at byte 34' });
+    expect(v).toEqual({
+      code: 'SWB_ERR_BAD_REQUEST',
+      message: 'http1: whitespace before colon in header 3 at byte 34',
+    });
   });
 
   it('rejects a bare LF as soon as it arrives, not after the limit', () => {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ewma } from '../../operators/ewma.ts';
-import { backend, candidates, FIRST, jackOf, operatorConformance, request, sub, testContext } from '../conformance/operator.ts';
+import {
+  backend,
+  candidates,
+  FIRST,
+  jackOf,
+  operatorConformance,
+  request,
+  sub,
+  testContext,
+} from '../conformance/operator.ts';
 
 operatorConformance('ewma', (ctx) => ewma.create({}, ctx));
 
@@ -23,9 +32,9 @@ describe('ewma: peak EWMA of connect latency × active connections', () => {
     const ctx = testContext(9);
     const op = ewma.create({}, ctx);
     const c = candidates([sub('s1', 1, [backend(1), backend(2)])]);
-    ctx.registry.connected('127.0.0.1:1', 1); // cost (1+1)×(n+1)
+    ctx.registry.connected('127.0.0.1:1', 1); // cost 1 × (active + 1) = 22
     for (let k = 0; k < 20; k++) ctx.registry.connected('127.0.0.1:1', 1);
-    ctx.registry.connected('127.0.0.1:2', 5); // cost (5+1)×2 = 12
+    ctx.registry.connected('127.0.0.1:2', 5); // cost 5 × 2 = 10
     expect(jackOf(op.findJack(request(), c, FIRST)).backend.name).toBe('b2');
   });
 });

@@ -26,7 +26,13 @@ describe('least-connections: weighted least connections, SWRR tie-break', () => 
   it.each(rows)('%s', (_source, weights, expected) => {
     const ctx = testContext();
     const op = leastConnections.create({}, ctx);
-    const c = candidates([sub('s1', 1, weights.map((w, i) => backend(i + 1, w)))]);
+    const c = candidates([
+      sub(
+        's1',
+        1,
+        weights.map((w, i) => backend(i + 1, w)),
+      ),
+    ]);
     const got: string[] = [];
     for (let k = 0; k < expected.split(' ').length; k++) {
       const j = jackOf(op.findJack(request(), c, FIRST));

@@ -121,7 +121,11 @@ describe('real ClientHello from node tls.connect', () => {
       ext(0x3a3a, Buffer.from('x')),
     );
     expect(peekClientHello(greased)).toEqual({ ...peekClientHello(node), length: greased.length });
-    const synthetic = helloOf([sniExt('a.example'), alpnExt(Buffer.from([0x2a, 0x2a]), 'h2'), versionsExt(0x5a5a, 0x0304)]);
+    const synthetic = helloOf([
+      sniExt('a.example'),
+      alpnExt(Buffer.from([0x2a, 0x2a]), 'h2'),
+      versionsExt(0x5a5a, 0x0304),
+    ]);
     expect(peekClientHello(synthetic)).toMatchObject({ sni: 'a.example', alpn: ['h2'], supportedVersions: [0x0304] });
   });
 
@@ -133,6 +137,11 @@ describe('real ClientHello from node tls.connect', () => {
     const max = node.length - 1;
     expect(outcome(node, max)).toMatchObject({ code: 'SWB_ERR_TLS_HELLO', message: /exceeds/ });
     expect(outcome(node.subarray(0, 9), max)).toMatchObject({ code: 'SWB_ERR_TLS_HELLO' });
+  });
+
+  it('counts only the hello against maxBytes, not early data buffered behind it', () => {
+    const behind = Buffer.concat([node, Buffer.alloc(20_000, 0x17)]);
+    expect(peekClientHello(behind, node.length)?.length).toBe(node.length);
   });
 });
 
@@ -187,8 +196,18 @@ describe('synthetic hellos', () => {
     ['empty alpn name', helloOf([ext(16, Buffer.from([0, 1, 0]))]), /empty alpn protocol name/, 'RFC 7301 §3.1'],
     ['psk not last', helloOf([ext(41, Buffer.alloc(0)), sniExt('a.b')]), /pre_shared_key/, 'RFC 8446 §4.2.11'],
     ['odd versions', helloOf([ext(43, Buffer.from([3, 3, 4, 3]))]), /supported_versions/, 'RFC 8446 §4.2.1'],
-    ['trailing handshake bytes', records(Buffer.concat([handshake(helloBody([])), Buffer.from([1])])), /after the clienthello/, 'RFC 8446 §5.1'],
-    ['ext overruns', helloOf([Buffer.from([0, 0x15, 0x03, 0x84])]), /extension 0x0015 length 900 overruns/, 'peers §5.4'],
+    [
+      'trailing handshake bytes',
+      records(Buffer.concat([handshake(helloBody([])), Buffer.from([1])])),
+      /after the clienthello/,
+      'RFC 8446 §5.1',
+    ],
+    [
+      'ext overruns',
+      helloOf([Buffer.from([0, 0x15, 0x03, 0x84])]),
+      /extension 0x0015 length 900 overruns/,
+      'peers §5.4',
+    ],
   ];
   it.each(badRows)('rejects %s', (_name, bytes, want) => {
     const o = outcome(bytes);

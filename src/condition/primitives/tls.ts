@@ -23,7 +23,8 @@ export const tlsPrimitives: PrimitiveTable = {
       return (r) => {
         const tls = r.tls;
         if (tls === undefined || !tls.clientAuth) return false;
-        for (const ca of tls.clientCaNames) if (names.has(ca)) return true;
+        const cas = tls.clientCaNames;
+        for (let i = 0; i < cas.length; i++) if (names.has(cas[i] as string)) return true;
         return false;
       };
     },
@@ -34,7 +35,8 @@ export const tlsPrimitives: PrimitiveTable = {
       // True when the client offered any listed ALPN protocol id (ids are case-sensitive bytes).
       const wanted = new Set(str(a, 0).split('|'));
       return (r) => {
-        for (const p of r.alpn) if (wanted.has(p)) return true;
+        const alpn = r.alpn;
+        for (let i = 0; i < alpn.length; i++) if (wanted.has(alpn[i] as string)) return true;
         return false;
       };
     },

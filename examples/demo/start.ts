@@ -1,0 +1,15 @@
+/**
+ * `npm start`: the demo backends plus the router on the default config (conf/switchboard.yaml).
+ * Then try, in another terminal:
+ *   curl -H 'Host: www.example.test' localhost:8080/
+ *   curl -H 'Host: www.example.test' localhost:8080/static/app.css
+ *   curl -H 'Host: shop.example.test' localhost:8080/api/orders
+ *   curl -H 'Host: shop.example.test' -H 'X-Canary: 1' localhost:8080/
+ */
+import { fileURLToPath } from 'node:url';
+import { runStart } from '../../src/cli/start.ts';
+import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
+
+await startDemoBackends();
+process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);
+await runStart(fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});
