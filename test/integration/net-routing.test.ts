@@ -6,7 +6,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, startTcpBackend, type TcpBackend, type TestBackend } from '../harness/backend.ts';
 import { rawRequest } from '../harness/client.ts';
-import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
+import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
 function get(port: number, host: string, path: string, agent?: Agent): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
