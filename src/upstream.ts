@@ -10,6 +10,7 @@
 import type { Socket } from 'node:net';
 import type { BackendRegistry } from './backend-registry.ts';
 import { ConnectError, connectBackend } from './connect.ts';
+import { channels } from './diagnostics.ts';
 import type { ResultCode } from './errors.ts';
 import { type Attempt, type Candidates, isRefusal, type Jack, type Operator, type Request } from './types.ts';
 
@@ -51,11 +52,24 @@ export async function openUpstream(
     const started = performance.now();
     try {
       const socket = await connectBackend(backend.host, backend.port, connectTimeout);
-      registry.connected(backend.id, performance.now() - started);
+      const latencyMs = performance.now() - started;
+      registry.connected(backend.id, latencyMs);
+      if (channels.upstreamConnect.hasSubscribers) {
+        channels.upstreamConnect.publish({ backend, attempt: number, ok: true, latencyMs });
+      }
       return { socket, jack: pick, attempts: number };
     } catch (e) {
       if (!(e instanceof ConnectError)) throw e;
       registry.connectFailed(backend.id);
+      if (channels.upstreamConnect.hasSubscribers) {
+        channels.upstreamConnect.publish({
+          backend,
+          attempt: number,
+          ok: false,
+          latencyMs: performance.now() - started,
+          error: e.message,
+        });
+      }
       failed.add(backend.id);
       subclusters.push(pick.subcluster);
       lastTimeout = e.timeout;

@@ -11,6 +11,7 @@
  */
 import type { Socket } from 'node:net';
 import type { ListenerConfig } from '../../src/config/schema.ts';
+import { channels } from '../../src/diagnostics.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { goawayFrame, H2_ERROR } from '../../src/peek/h2c.ts';
@@ -79,6 +80,7 @@ export async function handleConnection(
     record.bytesIn = socket.bytesRead;
     record.bytesOut = socket.bytesWritten;
     runtime.accessLog(record);
+    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
     done();
   };
   /** Answers `code` and logs once the client socket has closed. */
@@ -118,6 +120,7 @@ export async function handleConnection(
   describe(record, request);
 
   const candidates = engine.book.findAddresses(request);
+  if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates });
   if (candidates === undefined) {
     refuse('no_route', peeked.kind);
     return;

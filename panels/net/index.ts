@@ -4,6 +4,8 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ListenerConfig } from '../../src/config/schema.ts';
+import { channels } from '../../src/diagnostics.ts';
+import { cidrContains, parseCidr } from '../../src/ip.ts';
 import type { PanelFactory } from '../../src/panels.ts';
 import type { Runtime } from '../../src/runtime.ts';
 import type { Panel } from '../../src/types.ts';
@@ -12,6 +14,12 @@ import { handleConnection } from './connection.ts';
 interface Bound {
   readonly config: ListenerConfig;
   readonly server: Server;
+}
+
+/** Whether a socket peer may send a PROXY header on this listener (precomputed per listener). */
+function trustCheck(l: ListenerConfig): (ip: string) => boolean {
+  const cidrs = l.trustedSources.map((t) => parseCidr(t)).filter((c) => c !== undefined);
+  return (ip) => cidrs.some((c) => cidrContains(c, ip));
 }
 
 class NetPanel implements Panel {
@@ -48,7 +56,12 @@ class NetPanel implements Panel {
   }
 
   #listen(l: ListenerConfig): Promise<Bound> {
-    const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.#accept(socket, l));
+    const trusted = l.proxyProtocol === 'off' ? undefined : trustCheck(l);
+    const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+      // PROXY listeners: a peer outside trustedSources is closed before a byte is read.
+      if (trusted !== undefined && !trusted(socket.remoteAddress ?? '')) this.#reject(socket, l, 'proxy_rejected');
+      else this.#accept(socket, l);
+    });
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host: l.address.host, port: l.address.port, backlog: 4096 }, () => {
@@ -61,22 +74,30 @@ class NetPanel implements Panel {
     });
   }
 
+  /** Closes a socket before reading from it, with one access-log line. */
+  #reject(socket: Socket, listener: ListenerConfig, result: 'overloaded' | 'proxy_rejected'): void {
+    socket.on('error', () => {});
+    socket.destroy();
+    const record = {
+      listener: listener.name,
+      client: `${socket.remoteAddress}:${socket.remotePort}`,
+      bytesIn: 0,
+      bytesOut: 0,
+      durationMs: 0,
+      result,
+    };
+    this.#runtime.accessLog(record);
+    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
+  }
+
   #accept(socket: Socket, listener: ListenerConfig): void {
     const { limits } = this.#runtime.engine;
     if (this.#sockets.size >= limits.maxConnections) {
-      socket.on('error', () => {});
-      socket.destroy();
-      this.#runtime.accessLog({
-        listener: listener.name,
-        client: `${socket.remoteAddress}:${socket.remotePort}`,
-        bytesIn: 0,
-        bytesOut: 0,
-        durationMs: 0,
-        result: 'overloaded',
-      });
+      this.#reject(socket, listener, 'overloaded');
       return;
     }
     this.#sockets.add(socket);
+    if (channels.accept.hasSubscribers) channels.accept.publish({ listener: listener.name, socket });
     handleConnection(socket, listener, this.#runtime, () => {
       this.#sockets.delete(socket);
       if (this.#sockets.size === 0) this.#idle?.();

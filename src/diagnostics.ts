@@ -1,0 +1,30 @@
+/**
+ * Diagnostics channels (STYLE §10): every channel Switchboard publishes, in one table. Metrics,
+ * tests and users subscribe with `node:diagnostics_channel`; publishers check `hasSubscribers`
+ * first, so an unobserved channel costs one property read.
+ *
+ * | channel                          | message                                            |
+ * |----------------------------------|----------------------------------------------------|
+ * | switchboard:connection:accept    | { listener, socket }                               |
+ * | switchboard:route:decided        | { request, candidates } (candidates undefined = no route) |
+ * | switchboard:upstream:connect     | { backend, attempt, ok, latencyMs, error? }        |
+ * | switchboard:request:end          | { record } one per HTTP/1 request (per-request mode) |
+ * | switchboard:connection:end       | { record } the access record of a finished connection |
+ * | switchboard:reload               | { ok, version?, errors? }                          |
+ */
+import { channel } from 'node:diagnostics_channel';
+
+export const channels = {
+  accept: channel('switchboard:connection:accept'),
+  routeDecided: channel('switchboard:route:decided'),
+  upstreamConnect: channel('switchboard:upstream:connect'),
+  requestEnd: channel('switchboard:request:end'),
+  connectionEnd: channel('switchboard:connection:end'),
+  reload: channel('switchboard:reload'),
+} as const;
+
+/** The channel names, for README and subscribers. */
+export const CHANNEL_NAMES = Object.fromEntries(Object.entries(channels).map(([k, c]) => [k, c.name])) as Record<
+  keyof typeof channels,
+  string | symbol
+>;
