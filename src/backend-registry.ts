@@ -3,7 +3,8 @@
  * panel (DESIGN "Backend registry"). Panels report connects, failures and closes; operators and
  * health checks read it. Records survive reloads for backends that stay (`retain`).
  *
- * 1. Panels call `connected(id, latencyMs)`, `connectFailed(id)` and `closed(id)`.
+ * 1. Panels call `connected(id, latencyMs)`, `connectFailed(id)` and `closed(id)`; per-request
+ *    routing also reports `responseFailed(id)` / `responseSucceeded(id)` (outlier statuses).
  * 2. Operators read `active`, `available`, `latencyEwma` and `upSince` (slow start).
  * 3. The health manager observes connect failures and calls `setAvailable`.
  * 4. The runtime calls `retain(ids)` on every snapshot swap: records of removed backends are
@@ -104,6 +105,20 @@ export class BackendRegistry {
     const s = this.get(id);
     s.failures++;
     for (const o of this.#observers) o.onConnectFailed?.(s);
+  }
+
+  /**
+   * A response from `id` matched its cluster's `outlierStatus`: it counts toward the same
+   * consecutive-failure counter as a failed connect, so passive health checks see it alike.
+   */
+  responseFailed(id: string): void {
+    this.connectFailed(id);
+  }
+
+  /** A response from `id` did not match `outlierStatus`: the failure streak is broken (BFE OnSuccess). */
+  responseSucceeded(id: string): void {
+    const s = this.#states.get(id);
+    if (s !== undefined) s.failures = 0;
   }
 
   /** A connection to `id` that `connected` counted has closed. */

@@ -29,19 +29,42 @@ export interface AccessRecord {
   result: string;
   status?: number;
   reason?: string;
+  /** 'request' on per-request lines (log.accessMode: per-request); absent on connection lines. */
+  line?: 'request';
 }
 
 export type AccessLog = (record: AccessRecord) => void;
 
+/** An access log that can reopen its file (logrotate sends SIGUSR1) and flush on close. */
+export type ReopenableAccessLog = AccessLog & {
+  /** Reopens the file at its path (after logrotate moved it); a no-op for stdout and off. */
+  reopen(): void;
+  /** Flushes pending lines (shutdown). */
+  flush(): void;
+};
+
 /** An access log writing to `target`: 'stdout', 'off', a file path, or a stream (tests). */
-export function createAccessLog(target: string | DestinationStream): AccessLog {
-  if (target === 'off') return () => {};
-  const stream =
-    typeof target !== 'string'
-      ? target
-      : target === 'stdout'
+export function createAccessLog(target: string | DestinationStream): ReopenableAccessLog {
+  if (target === 'off') return Object.assign(() => {}, { reopen() {}, flush() {} });
+  const sonic =
+    typeof target === 'string'
+      ? target === 'stdout'
         ? destination(1)
-        : destination({ dest: target, mkdir: true, sync: false });
+        : destination({ dest: target, mkdir: true, sync: false })
+      : undefined;
+  const stream = sonic ?? (target as DestinationStream);
   const log = pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, stream);
-  return (record) => log.info(record, 'access');
+  const file = typeof target === 'string' && target !== 'stdout';
+  return Object.assign((record: AccessRecord) => log.info(record, 'access'), {
+    reopen() {
+      if (file) sonic?.reopen();
+    },
+    flush() {
+      try {
+        sonic?.flushSync();
+      } catch {
+        // Nothing written yet, or the stream is not ready: nothing to flush.
+      }
+    },
+  });
 }

@@ -1,6 +1,7 @@
 /**
  * The built-in panels by name. A panel is created on a runtime and owns its listeners.
  */
+import { http2Panel } from '../panels/http2/index.ts';
 import { netPanel } from '../panels/net/index.ts';
 import type { Runtime } from './runtime.ts';
 import type { Panel } from './types.ts';
@@ -17,6 +18,7 @@ export interface PanelFactory {
 
 export const builtinPanels: Readonly<Record<string, PanelFactory>> = {
   net: netPanel,
+  http2: http2Panel,
 };
 
 /** The factory for a panel name; throws with the known names. */

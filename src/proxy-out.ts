@@ -10,7 +10,11 @@ import type { Request } from './types.ts';
 export function proxyHeaderFor(mode: 'off' | 'v1' | 'v2', request: Request): Buffer | undefined {
   if (mode === 'off') return undefined;
   const source = { ip: request.clientIp, port: request.clientPort };
-  const destination = { ip: request.vip ?? request.localIp, port: request.localPort };
+  // Behind an inbound PROXY header we relay the advertised destination (spec §3, as HAProxy does).
+  const destination =
+    request.vip !== undefined
+      ? { ip: request.vip, port: request.vipPort ?? request.localPort }
+      : { ip: request.localIp, port: request.localPort };
   if (source.ip === '' || destination.ip === '')
     return mode === 'v1' ? encodeProxyV1('unknown') : encodeProxyV2({ command: 'local' });
   if (mode === 'v1') return encodeProxyV1({ source, destination });

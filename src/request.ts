@@ -25,9 +25,12 @@ export interface RequestInit {
   readonly clientIp: string;
   readonly clientPort: number;
   readonly peerIp?: string | undefined;
+  /** Defaults to clientIp. */
+  readonly sessionIp?: string | undefined;
   readonly localIp: string;
   readonly localPort: number;
   readonly vip?: string | undefined;
+  readonly vipPort?: number | undefined;
   readonly secure?: boolean | undefined;
   readonly trustedClient?: boolean | undefined;
   readonly tls?: TlsInfo | undefined;
@@ -108,9 +111,11 @@ class FrozenRequest implements Request {
   readonly clientIp: string;
   readonly clientPort: number;
   readonly peerIp: string;
+  readonly sessionIp: string;
   readonly localIp: string;
   readonly localPort: number;
   readonly vip: string | undefined;
+  readonly vipPort: number | undefined;
   readonly secure: boolean;
   readonly trustedClient: boolean;
   readonly tls: TlsInfo | undefined;
@@ -133,9 +138,11 @@ class FrozenRequest implements Request {
     this.clientIp = init.clientIp;
     this.clientPort = init.clientPort;
     this.peerIp = init.peerIp ?? init.clientIp;
+    this.sessionIp = init.sessionIp ?? init.clientIp;
     this.localIp = init.localIp;
     this.localPort = init.localPort;
     this.vip = init.vip;
+    this.vipPort = init.vipPort;
     this.secure = init.secure ?? false;
     this.trustedClient = init.trustedClient ?? false;
     this.tls = init.tls;

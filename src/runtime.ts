@@ -7,13 +7,25 @@
  *   LoadedConfig ──create──► book, operator ──start──► Engine ──swap──► runtime.engine
  */
 import { createHash } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { BackendRegistry } from './backend-registry.ts';
 import type { LoadedConfig } from './config/load.ts';
 import type { Limits } from './config/schema.ts';
+import { channels } from './diagnostics.ts';
+import { DrainSet } from './drain.ts';
 import { HealthManager } from './health/index.ts';
-import { type AccessLog, createAccessLog, createLogger, type Logger } from './log.ts';
+import {
+  type AccessLog,
+  type AccessRecord,
+  createAccessLog,
+  createLogger,
+  type Logger,
+  type ReopenableAccessLog,
+} from './log.ts';
+import { checkNofile, nofileLimit } from './nofile.ts';
 import type { OperatorInstance, PluginContext } from './plugin.ts';
 import { defaultRandom, type Random } from './random.ts';
+import { buildEngineTls, checkUpstreamTls, type EngineTls } from './tls/engine-tls.ts';
 import { type AddressBook, isBackendLister } from './types.ts';
 
 /** One config version's routing machinery. Immutable once built. */
@@ -24,6 +36,8 @@ export interface Engine {
   readonly operator: OperatorInstance;
   /** `sha256(config text)[0:12]@ISO time`, shown in logs and the admin API. */
   readonly version: string;
+  /** Terminating listeners' certificates and the upstream TLS contexts of this config (src/tls/). */
+  readonly tls: EngineTls;
 }
 
 export interface RuntimeOptions {
@@ -35,10 +49,13 @@ export interface RuntimeOptions {
 
 /** Builds and starts an engine; on failure, closes what was started (reverse order). */
 export async function buildEngine(loaded: LoadedConfig, context: PluginContext): Promise<Engine> {
+  // Certificates first: a bad file is a config error before anything has started.
+  const tls = await buildEngineTls(loaded);
   const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
   const operator = loaded.operator.factory.create(loaded.operator.options, context);
   await book.start();
   try {
+    checkUpstreamTls(tls, book, loaded.file);
     await operator.start?.();
   } catch (e) {
     await book.close();
@@ -51,6 +68,7 @@ export async function buildEngine(loaded: LoadedConfig, context: PluginContext):
     book,
     operator,
     version: `${hash}@${new Date().toISOString()}`,
+    tls,
   });
 }
 
@@ -60,34 +78,55 @@ export async function closeEngine(engine: Engine): Promise<void> {
   await engine.book.close();
 }
 
+/** Minimum time between two "descriptors exhausted" log lines. */
+const EXHAUSTED_LOG_MS = 10_000;
+
 export class Runtime {
   #engine: Engine;
   readonly registry: BackendRegistry;
   readonly health: HealthManager;
   readonly logger: Logger;
-  readonly accessLog: AccessLog;
   readonly random: Random;
+  /** Connections that can close at a clean boundary on shutdown (src/drain.ts). */
+  readonly drain = new DrainSet();
+  #accessLog: ReopenableAccessLog;
+  readonly #injectedAccessLog: boolean;
+  /** An injected logger (tests) keeps its level across reloads. */
+  #injectedLogger = false;
+  /** Connections still running on each retired engine; the engine closes when its count reaches 0. */
+  readonly #holds = new Map<Engine, number>();
+  readonly #retired = new Set<Engine>();
+  readonly #unsubscribe: (() => void)[] = [];
+  #lastExhaustedLog = 0;
+  #exhaustedSince = 0;
 
   private constructor(
     engine: Engine,
     registry: BackendRegistry,
     health: HealthManager,
     logger: Logger,
-    accessLog: AccessLog,
+    accessLog: ReopenableAccessLog,
+    injected: boolean,
     random: Random,
   ) {
     this.#engine = engine;
     this.registry = registry;
     this.health = health;
     this.logger = logger;
-    this.accessLog = accessLog;
+    this.#accessLog = accessLog;
+    this.#injectedAccessLog = injected;
     this.random = random;
+    this.#subscribe();
   }
 
   /** Builds the first engine of a runtime. */
   static async create(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
+    checkNofile(loaded.file, loaded.config.limits.maxConnections);
     const logger = options.logger ?? createLogger(loaded.config.log.level);
-    const accessLog = options.accessLog ?? createAccessLog(loaded.config.log.access);
+    const accessLog =
+      options.accessLog !== undefined
+        ? Object.assign((r: AccessRecord) => options.accessLog?.(r), { reopen() {}, flush() {} })
+        : createAccessLog(loaded.config.log.access);
     const registry = options.registry ?? new BackendRegistry();
     const random = options.random ?? defaultRandom;
     const health = new HealthManager(registry, logger);
@@ -108,9 +147,40 @@ export class Runtime {
       health.close();
       throw e;
     }
-    runtime = new Runtime(engine, registry, health, logger, accessLog, random);
+    runtime = new Runtime(engine, registry, health, logger, accessLog, options.accessLog !== undefined, random);
+    runtime.#injectedLogger = options.logger !== undefined;
     runtime.#syncBackends(engine.book);
     return runtime;
+  }
+
+  /** Per-request access lines and the rate-limited descriptor-exhaustion log line. */
+  #subscribe(): void {
+    const onRequest = (message: unknown) => {
+      if (this.#engine.loaded.config.log.accessMode !== 'per-request') return;
+      const { record } = message as { record: AccessRecord };
+      this.#accessLog({ ...record, line: 'request' });
+    };
+    subscribe(channels.requestEnd.name, onRequest);
+    this.#unsubscribe.push(() => unsubscribe(channels.requestEnd.name, onRequest));
+    const onConnect = (message: unknown) => {
+      if ((message as { exhausted?: boolean }).exhausted !== true) return;
+      this.noteExhausted();
+    };
+    subscribe(channels.upstreamConnect.name, onConnect);
+    this.#unsubscribe.push(() => unsubscribe(channels.upstreamConnect.name, onConnect));
+  }
+
+  /** Counts one connect that failed for lack of descriptors; logs at most once per 10 s. */
+  noteExhausted(): void {
+    this.#exhaustedSince++;
+    const now = Date.now();
+    if (now - this.#lastExhaustedLog < EXHAUSTED_LOG_MS) return;
+    this.#lastExhaustedLog = now;
+    this.logger.error(
+      { failedConnects: this.#exhaustedSince, nofile: nofileLimit() },
+      'out of file descriptors: upstream connects are failing (EMFILE/ENFILE); new accepts are being shed',
+    );
+    this.#exhaustedSince = 0;
   }
 
   /**
@@ -121,12 +191,19 @@ export class Runtime {
     if (book !== this.#engine.book || !isBackendLister(book)) return;
     const entries = [...book.listBackends()];
     this.registry.retain(entries.map((e) => e.backend.id));
-    this.health.update(entries.map((e) => ({ backend: e.backend, policy: e.policy.healthCheck })));
+    this.health.update(
+      entries.map((e) => ({ backend: e.backend, policy: e.policy.healthCheck, proxyProtocol: e.policy.proxyProtocol })),
+    );
   }
 
   /** The engine new connections use. */
   get engine(): Engine {
     return this.#engine;
+  }
+
+  /** The access log in use (a reload may switch its target). */
+  get accessLog(): ReopenableAccessLog {
+    return this.#accessLog;
   }
 
   /** The plugin context for building another engine on this runtime. */
@@ -140,6 +217,22 @@ export class Runtime {
     };
   }
 
+  /** Marks one connection as running on `engine` (the panel calls it at accept). */
+  hold(engine: Engine): void {
+    this.#holds.set(engine, (this.#holds.get(engine) ?? 0) + 1);
+  }
+
+  /** The connection `hold` counted has ended; a retired engine closes with its last connection. */
+  release(engine: Engine): void {
+    const n = (this.#holds.get(engine) ?? 1) - 1;
+    if (n > 0) {
+      this.#holds.set(engine, n);
+      return;
+    }
+    this.#holds.delete(engine);
+    if (this.#retired.delete(engine)) this.#closeRetired(engine);
+  }
+
   /** Swaps in a new engine and returns the old one (the caller drains and closes it). */
   swap(engine: Engine): Engine {
     const old = this.#engine;
@@ -148,8 +241,58 @@ export class Runtime {
     return old;
   }
 
+  /** Closes `engine` once no connection holds it any more (now, if none does). */
+  retire(engine: Engine): void {
+    if (engine === this.#engine) return;
+    if ((this.#holds.get(engine) ?? 0) === 0) this.#closeRetired(engine);
+    else this.#retired.add(engine);
+  }
+
+  #closeRetired(engine: Engine): void {
+    closeEngine(engine).catch((err: unknown) =>
+      this.logger.warn({ version: engine.version, err: (err as Error).message }, 'closing a retired engine failed'),
+    );
+  }
+
+  /**
+   * Hot reload: builds and starts a complete engine for `loaded` (nofile check, address book,
+   * operator), runs `beforeSwap` (the panel binds new listeners there; it returns the commit
+   * step), swaps one reference and retires the old engine. On any failure what was built is
+   * closed and the old engine keeps serving; the error is rethrown.
+   */
+  async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
+    checkNofile(loaded.file, loaded.config.limits.maxConnections);
+    const engine = await buildEngine(loaded, this.context(loaded));
+    let commit: (() => void) | undefined;
+    try {
+      commit = await beforeSwap?.(engine);
+    } catch (e) {
+      await closeEngine(engine).catch(() => {});
+      throw e;
+    }
+    const old = this.swap(engine);
+    commit?.();
+    this.#applyLog(old.loaded, loaded);
+    this.retire(old);
+    return engine;
+  }
+
+  /** Log level and access-log target follow the config (an injected access log stays). */
+  #applyLog(before: LoadedConfig, after: LoadedConfig): void {
+    if (!this.#injectedLogger) this.logger.level = after.config.log.level;
+    if (this.#injectedAccessLog || before.config.log.access === after.config.log.access) return;
+    const previous = this.#accessLog;
+    this.#accessLog = createAccessLog(after.config.log.access);
+    previous.flush();
+  }
+
   async close(): Promise<void> {
+    for (const u of this.#unsubscribe.splice(0)) u();
     this.health.close();
+    const retired = [...this.#retired];
+    this.#retired.clear();
+    await Promise.all(retired.map((e) => closeEngine(e).catch(() => {})));
     await closeEngine(this.#engine);
+    this.#accessLog.flush();
   }
 }

@@ -1,16 +1,27 @@
 /**
  * Splicing two sockets both ways with backpressure, half-close and an idle timeout.
  *
- *   client ──pipe──► upstream      pipe() pauses the source when the destination's buffer is
- *   client ◄──pipe── upstream      full, and ends the destination when the source ends
- *                                  (half-close: allowHalfOpen is set on both sockets)
+ *   client ──data──► upstream.write    a write that returns false pauses the source until the
+ *   client ◄──data── client.write      destination drains; an 'end' on one side ends the other
+ *                                      (half-close: allowHalfOpen is set on both sockets)
  *
- * An error or close on one side destroys the other (STYLE §13); `onDone` runs once, after both
- * sockets have closed, with why the splice ended.
+ * 1. Each direction is one 'data' listener that writes the chunk on and pauses on backpressure,
+ *    plus one 'drain' listener that resumes: no per-chunk closures and none of pipe()'s
+ *    bookkeeping (its per-chunk state checks and its eight listeners per direction).
+ * 2. The idle timeout does not refresh a timer per chunk (socket.setTimeout does, on both sides,
+ *    for every read and write). A chunk only bumps a counter; one timer per splice wakes every
+ *    idleTimeout / IDLE_TICKS and ends the splice after IDLE_TICKS quiet ticks in a row, so a
+ *    silent connection closes between idleTimeout and idleTimeout × (1 + 1 / IDLE_TICKS).
+ * 3. An error on one side destroys both (STYLE §13); a close without an error ends the other
+ *    once its writes have flushed. `onDone` runs once, after both sockets have closed, with why
+ *    the splice ended.
  */
 import type { Socket } from 'node:net';
 
 export type SpliceEnd = 'ok' | 'idle_timeout' | 'client_error' | 'upstream_error';
+
+/** Quiet ticks in a row that make a connection idle. */
+const IDLE_TICKS = 4;
 
 /** Splices `client` and `upstream`; `head` (the peeked bytes) is written upstream first. */
 export function splice(
@@ -22,27 +33,72 @@ export function splice(
 ): void {
   let end: SpliceEnd = 'ok';
   let open = 2;
-  const closed = () => {
-    if (--open === 0) onDone(end);
-  };
-  const fail = (why: SpliceEnd) => () => {
+  let activity = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const fail = (why: SpliceEnd) => {
     if (end === 'ok') end = why;
     client.destroy();
     upstream.destroy();
   };
-  client.on('error', fail('client_error'));
-  upstream.on('error', fail('upstream_error'));
-  client.once('close', closed);
-  upstream.once('close', closed);
-  // A close without an error on one side ends the other once its writes have flushed.
-  client.once('close', () => upstream.destroySoon());
-  upstream.once('close', () => client.destroySoon());
+  const closed = () => {
+    if (--open > 0) return;
+    if (timer !== undefined) clearTimeout(timer);
+    onDone(end);
+  };
+  const toUpstream = (chunk: Buffer) => {
+    activity++;
+    if (!upstream.write(chunk)) client.pause();
+  };
+  const toClient = (chunk: Buffer) => {
+    activity++;
+    if (!client.write(chunk)) upstream.pause();
+  };
+  client.on('error', () => fail('client_error'));
+  upstream.on('error', () => fail('upstream_error'));
+  client.on('data', toUpstream);
+  upstream.on('data', toClient);
+  upstream.on('drain', () => {
+    activity++;
+    client.resume();
+  });
+  client.on('drain', () => {
+    activity++;
+    upstream.resume();
+  });
+  client.once('close', () => {
+    upstream.removeListener('data', toClient);
+    upstream.destroySoon();
+    closed();
+  });
+  upstream.once('close', () => {
+    client.removeListener('data', toUpstream);
+    client.destroySoon();
+    closed();
+  });
   if (idleTimeout > 0) {
-    const onIdle = fail('idle_timeout');
-    client.setTimeout(idleTimeout, onIdle);
-    upstream.setTimeout(idleTimeout, onIdle);
+    let seen = activity;
+    let quiet = 0;
+    const tick = () => {
+      if (activity !== seen) {
+        seen = activity;
+        quiet = 0;
+      } else if (++quiet >= IDLE_TICKS) {
+        timer = undefined;
+        fail('idle_timeout');
+        return;
+      }
+      timer?.refresh();
+    };
+    timer = setTimeout(tick, Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS)));
+    timer.unref();
   }
   if (head !== undefined && head.length > 0) upstream.write(head);
-  client.pipe(upstream);
-  upstream.pipe(client);
+  // Either side may have ended while the route was decided ('end' fires even while paused).
+  if (client.readableEnded) upstream.end();
+  else client.once('end', () => upstream.end());
+  if (upstream.readableEnded) client.end();
+  else upstream.once('end', () => client.end());
+  // Both sockets arrive paused (peek and connect leave them so): start reading now.
+  client.resume();
+  upstream.resume();
 }

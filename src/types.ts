@@ -52,10 +52,18 @@ export interface Request {
   readonly clientPort: number;
   /** The socket peer address (the L4 balancer when PROXY is in use). */
   readonly peerIp: string;
+  /**
+   * The connection's client address: the PROXY source when a trusted header gave one, else the
+   * socket peer; never from a forwarded header (`ses_sip_range`, per-client counting).
+   * Optional for hand-built requests; absent means `clientIp`.
+   */
+  readonly sessionIp?: string;
   readonly localIp: string;
   readonly localPort: number;
   /** The PROXY destination address, when a PROXY header carried one. */
   readonly vip: string | undefined;
+  /** The PROXY destination port, when a PROXY header carried one. */
+  readonly vipPort?: number | undefined;
   /** True when the client connection is TLS (terminated or passed through). */
   readonly secure: boolean;
   /** True when the client address came from a trusted source (PROXY or forwarded header). */
@@ -99,6 +107,9 @@ export interface HealthCheckPolicy {
   readonly statusCode: number;
 }
 
+/** The protocol the `http2` panel uses towards a cluster's backends. */
+export type UpstreamProtocol = 'http1' | 'h2c' | 'h2';
+
 /** A cluster's policy, as an address book hands it to the operator (DESIGN defaults applied). */
 export interface ClusterPolicy {
   readonly balance: BalanceMode;
@@ -109,6 +120,25 @@ export interface ClusterPolicy {
   readonly slowStart: number;
   readonly proxyProtocol: 'off' | 'v1' | 'v2';
   readonly healthCheck: HealthCheckPolicy;
+  /** How the `http2` panel speaks to this cluster's backends (splicing panels ignore it). */
+  readonly protocol: UpstreamProtocol;
+  /**
+   * Response statuses that count as backend failures (BFE `OutlierDetectionHttpCode`, e.g.
+   * `"502|503|5xx"`); '' or absent = none. Per-request routing only (src/outlier.ts).
+   */
+  readonly outlierStatus?: string;
+  /** TLS towards the backends (absent = plain TCP); never applied to TLS passthrough traffic. */
+  readonly tls?: ClusterTls | undefined;
+}
+
+/** A cluster's `tls:` key: connect to its backends over TLS. */
+export interface ClusterTls {
+  /** Server name to send and verify; default: the backend's hostname (none for an IP). */
+  readonly sni?: string | undefined;
+  /** CA bundle file (relative to the config directory); default: the system roots. */
+  readonly ca?: string | undefined;
+  /** Verify the backend's certificate chain and name (default true). */
+  readonly verify: boolean;
 }
 
 /** What `findAddresses` returns: the backends that may serve the request. */

@@ -6,12 +6,15 @@
  *        └── attempt n+1 ◄──┘ while n < 1 + retries + crossRetries; then 502 (504 if the last timed out)
  *
  * Retries reuse the same candidates: one request sees one snapshot of the address book.
+ * A connect that fails because this process has no file descriptor left (EMFILE/ENFILE) ends
+ * the attempts with `overloaded` and is not reported against the backend.
  */
 import type { Socket } from 'node:net';
 import type { BackendRegistry } from './backend-registry.ts';
 import { ConnectError, connectBackend } from './connect.ts';
 import { channels } from './diagnostics.ts';
 import type { ResultCode } from './errors.ts';
+import type { UpstreamTls, UpstreamTlsOptions } from './tls/upstream.ts';
 import { type Attempt, type Candidates, isRefusal, type Jack, type Operator, type Request } from './types.ts';
 
 export interface Upstream {
@@ -26,13 +29,32 @@ export interface UpstreamFailure {
   readonly reason: string;
 }
 
-/** Picks and connects a backend for `request`, retrying per the cluster policy. */
+/** The cluster's upstream TLS options; a CA that cannot be loaded fails the attempt like a refused connect. */
+function tlsFor(
+  tls: UpstreamTls | undefined,
+  request: Request,
+  candidates: Candidates,
+  host: string,
+): UpstreamTlsOptions | undefined {
+  if (tls === undefined || candidates.policy.tls === undefined) return undefined;
+  try {
+    return tls.optionsFor(candidates.policy, host, request.protocol);
+  } catch (e) {
+    throw new ConnectError(`cluster ${candidates.cluster}: ${(e as Error).message}`, false);
+  }
+}
+
+/**
+ * Picks and connects a backend for `request`, retrying per the cluster policy; over TLS when
+ * the cluster has a `tls:` key and `tls` (the engine's UpstreamTls) is given.
+ */
 export async function openUpstream(
   request: Request,
   candidates: Candidates,
   operator: Operator,
   registry: BackendRegistry,
   connectTimeout: number,
+  tls?: UpstreamTls,
 ): Promise<Upstream | UpstreamFailure> {
   const budget = 1 + candidates.policy.retries + candidates.policy.crossRetries;
   const failed = new Set<string>();
@@ -51,7 +73,12 @@ export async function openUpstream(
     tried = number;
     const started = performance.now();
     try {
-      const socket = await connectBackend(backend.host, backend.port, connectTimeout);
+      const socket = await connectBackend(
+        backend.host,
+        backend.port,
+        connectTimeout,
+        tlsFor(tls, request, candidates, backend.host),
+      );
       const latencyMs = performance.now() - started;
       registry.connected(backend.id, latencyMs);
       if (channels.upstreamConnect.hasSubscribers) {
@@ -60,6 +87,21 @@ export async function openUpstream(
       return { socket, jack: pick, attempts: number };
     } catch (e) {
       if (!(e instanceof ConnectError)) throw e;
+      if (e.exhausted) {
+        // Our own descriptor shortage: not the backend's fault, and every retry would fail the
+        // same way. Answer 503 overloaded and leave the backend's health alone.
+        if (channels.upstreamConnect.hasSubscribers) {
+          channels.upstreamConnect.publish({
+            backend,
+            attempt: number,
+            ok: false,
+            latencyMs: 0,
+            error: e.message,
+            exhausted: true,
+          });
+        }
+        return { result: 'overloaded', attempts: number, reason: e.message };
+      }
       registry.connectFailed(backend.id);
       if (channels.upstreamConnect.hasSubscribers) {
         channels.upstreamConnect.publish({

@@ -1,5 +1,6 @@
 /**
- * One client connection through the `net` panel (per-connection routing):
+ * One client connection through the `net` panel (per-connection routing; with `routing:
+ * per-request` an HTTP/1 connection is handed to per-request.ts once its first head is read):
  *
  *   accept → peek (PROXY header?, then TLS hello | h2c HEADERS | HTTP/1 head, under peekTimeout)
  *          → Request → findAddresses → openUpstream (findJack + connect, retries)
@@ -10,6 +11,7 @@
  * h2c a GOAWAY, TLS and PROXY failures a close).
  */
 import type { Socket } from 'node:net';
+import { clientAddressing } from '../../src/client-ip.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
@@ -23,6 +25,7 @@ import type { Runtime } from '../../src/runtime.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream.ts';
+import { runPerRequest } from './per-request.ts';
 
 const LINGER_MS = 2_000;
 const noop = () => {};
@@ -111,13 +114,32 @@ export async function handleConnection(
 
   let request: Request;
   try {
-    request = requestFromPeek(peeked, { listener: listener.name, socket });
+    request = requestFromPeek(peeked, { listener: listener.name, socket, addressing: clientAddressing(listener) });
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);
     return;
   }
   describe(record, request);
+
+  if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
+    // Every request of the connection is routed on its own from here on (per-request.ts).
+    const first = peeked;
+    runPerRequest({
+      client: socket,
+      listener,
+      runtime,
+      engine,
+      head: first.head,
+      buffer: first.buffer,
+      request,
+      connection: record,
+      requestFor: (head, buffer) =>
+        requestFromPeek({ ...first, head, buffer }, { listener: listener.name, socket, addressing: clientAddressing(listener) }),
+      finish: log,
+    });
+    return;
+  }
 
   const candidates = engine.book.findAddresses(request);
   if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates });
@@ -128,7 +150,14 @@ export async function handleConnection(
   record.product = candidates.product;
   record.cluster = candidates.cluster;
 
-  const up = await openUpstream(request, candidates, engine.operator, runtime.registry, engine.limits.connectTimeout);
+  const up = await openUpstream(
+    request,
+    candidates,
+    engine.operator,
+    runtime.registry,
+    engine.limits.connectTimeout,
+    engine.tls.upstream,
+  );
   record.attempts = up.attempts;
   if ('result' in up) {
     refuse(up.result, peeked.kind, up.reason);

@@ -1,6 +1,6 @@
 /**
- * `switchboard check`: validate a config (schema, plugins and their options, then a dry build of
- * the address book so cross-file errors show) and print every error with its path.
+ * `switchboard check`: validate a config (schema, plugins and their options, TLS material, then a
+ * dry build of the address book so cross-file errors show) and print every error with its path.
  */
 
 import { BackendRegistry } from '../backend-registry.ts';
@@ -9,6 +9,7 @@ import { loadConfig } from '../config/load.ts';
 import { isSwitchboardError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { defaultRandom } from '../random.ts';
+import { buildEngineTls, checkUpstreamTls } from '../tls/engine-tls.ts';
 
 /** Returns the exit code: 0 valid, 1 invalid. */
 export async function runCheck(file: string): Promise<number> {
@@ -20,9 +21,14 @@ export async function runCheck(file: string): Promise<number> {
       logger: createLogger('warn'),
       random: defaultRandom,
     };
+    const tls = await buildEngineTls(loaded);
     const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
     await book.start();
-    await book.close();
+    try {
+      checkUpstreamTls(tls, book, loaded.file);
+    } finally {
+      await book.close();
+    }
     process.stdout.write(`config ${loaded.file}: ok\n`);
     return 0;
   } catch (e) {

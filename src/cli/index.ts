@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { isSwitchboardError } from '../errors.ts';
 import { runCheck } from './check.ts';
+import { addDbCommands } from './db.ts';
+import { addEtcdCommands } from './etcd.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { runRoute } from './route.ts';
 import { runStart } from './start.ts';
@@ -65,6 +67,8 @@ export function program(): Command {
     .action(async (dir: string) => {
       process.exitCode = await runImportBfe(dir);
     });
+  addDbCommands(p);
+  addEtcdCommands(p);
   return p;
 }
 

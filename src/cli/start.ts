@@ -1,33 +1,55 @@
 /**
- * `switchboard start`: load and validate the config, build the runtime, start the panel, and
- * close cleanly on SIGINT/SIGTERM (a second signal exits at once).
+ * `switchboard start`: load and validate the config, build the runtime, start the panel, the
+ * admin listener and the reloader, and shut down gracefully:
+ *
+ * 1. Start: log the effective `nofile` limit (a maxConnections that cannot fit was already a
+ *    config error), bind the listeners, then the admin listener when `admin` is configured.
+ * 2. Reload: the config file is watched, SIGHUP reloads, `POST /reload` reloads (src/reload.ts).
+ * 3. SIGUSR1 reopens the access-log file (logrotate).
+ * 4. SIGTERM/SIGINT: `/readyz` fails, listeners stop accepting, drainable connections close after
+ *    their current response, idle ones at once, tunnels get until `limits.drainTimeout`; then
+ *    everything closes and the process exits 0. A second signal exits at once (1).
  */
-import { type ConfigOverrides, loadConfig } from '../config/load.ts';
+import { type AdminServer, startAdmin } from '../admin/server.ts';
+import { type ConfigOverrides, type LoadedConfig, loadConfig } from '../config/load.ts';
+import { type ConnectionCounter, Metrics } from '../metrics.ts';
+import { maxConnectionsFor, nofileLimit } from '../nofile.ts';
 import { type BoundPanel, resolvePanel } from '../panels.ts';
+import { type ReconfigurablePanel, Reloader, type ReloadResult } from '../reload.ts';
 import { Runtime, type RuntimeOptions } from '../runtime.ts';
 
-/** A started router: the runtime and its panel. */
+/** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
 export interface Router {
   readonly runtime: Runtime;
   readonly panel: BoundPanel;
+  readonly reloader: Reloader;
+  /** Present when the config has an `admin` section. */
+  readonly admin: AdminServer | undefined;
+  /** Reloads the config file now. */
+  reload(): Promise<ReloadResult>;
+  /** Graceful: stop accepting, drain within limits.drainTimeout, close. */
   close(): Promise<void>;
+}
+
+/** Start options: the runtime's, plus CLI overrides (re-applied on reload) and file watching. */
+export interface StartOptions extends RuntimeOptions {
+  readonly overrides?: ConfigOverrides;
+  /** Reload when the config file changes (the CLI turns it on). */
+  readonly watch?: boolean;
 }
 
 /** Loads `file` and starts the router it describes. */
 export async function startRouter(
   file: string,
   overrides: ConfigOverrides = {},
-  options: RuntimeOptions = {},
+  options: StartOptions = {},
 ): Promise<Router> {
   const loaded = await loadConfig(file, overrides);
-  return startLoaded(loaded, options);
+  return startLoaded(loaded, { ...options, overrides });
 }
 
 /** Starts a router from an already validated config. */
-export async function startLoaded(
-  loaded: Awaited<ReturnType<typeof loadConfig>>,
-  options: RuntimeOptions = {},
-): Promise<Router> {
+export async function startLoaded(loaded: LoadedConfig, options: StartOptions = {}): Promise<Router> {
   const factory = resolvePanel(loaded.config.panel.name);
   const runtime = await Runtime.create(loaded, options);
   const panel = factory.create(runtime);
@@ -37,35 +59,77 @@ export async function startLoaded(
     await runtime.close();
     throw e;
   }
+  const reloader = new Reloader(runtime, panel as Partial<ReconfigurablePanel>, options.overrides ?? {});
+  let ready = true;
+  let metrics: Metrics | undefined;
+  let admin: AdminServer | undefined;
+  const adminConfig = loaded.config.admin;
+  if (adminConfig !== undefined) {
+    metrics = new Metrics(runtime, panel as ConnectionCounter);
+    try {
+      admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready });
+    } catch (e) {
+      metrics.close();
+      panel.destroy();
+      await runtime.close();
+      throw e;
+    }
+  }
+  if (options.watch === true) reloader.watch();
+  const nofile = nofileLimit();
   runtime.logger.info(
-    { version: runtime.engine.version, panel: factory.name, config: loaded.file },
+    {
+      version: runtime.engine.version,
+      panel: factory.name,
+      config: loaded.file,
+      nofile: nofile ?? 'unknown',
+      maxConnections: loaded.config.limits.maxConnections,
+      ...(nofile !== undefined ? { maxConnectionsFit: maxConnectionsFor(nofile) } : {}),
+      ...(admin !== undefined ? { admin: `${admin.address().host}:${admin.address().port}` } : {}),
+    },
     'switchboard started',
   );
   return {
     runtime,
     panel,
+    reloader,
+    admin,
+    reload: () => reloader.reload('call'),
     async close() {
+      ready = false;
+      reloader.close();
       await panel.close();
+      await admin?.close();
+      metrics?.close();
       await runtime.close();
     },
   };
 }
 
-/** Runs until SIGINT/SIGTERM. */
+/** Runs until SIGINT/SIGTERM; reloads on SIGHUP and on config change; SIGUSR1 reopens the access log. */
 export async function runStart(file: string, overrides: ConfigOverrides): Promise<void> {
-  const router = await startRouter(file, overrides);
+  const router = await startRouter(file, overrides, { watch: true });
+  const { logger } = router.runtime;
+  router.reloader.handleSighup();
+  process.on('SIGUSR1', () => {
+    router.runtime.accessLog.reopen();
+    logger.info('access log reopened');
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
-      router.runtime.logger.warn({ signal }, 'second signal: exiting now');
+      logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
     stopping = true;
-    router.runtime.logger.info({ signal }, 'shutting down');
+    logger.info({ signal, drainTimeout: router.runtime.engine.limits.drainTimeout }, 'draining, then shutting down');
     router.close().then(
-      () => process.exit(0),
+      () => {
+        logger.info('shut down');
+        process.exit(0);
+      },
       (err: unknown) => {
-        router.runtime.logger.error({ err }, 'shutdown failed');
+        logger.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );

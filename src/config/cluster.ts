@@ -3,6 +3,7 @@
  * address book: the `bfe` book's `clusters.*` entries and each entry of a flat book.
  */
 import { z } from 'zod';
+import { compileOutlierStatus } from '../outlier.ts';
 import type { ClusterPolicy, HealthCheckPolicy } from '../types.ts';
 import { duration } from './duration.ts';
 
@@ -40,6 +41,27 @@ export const policyShape = {
   slowStart: duration.default(0),
   proxyProtocol: z.enum(['off', 'v1', 'v2']).default('off'),
   healthCheck: healthCheckSchema.default(healthCheckSchema.parse({})),
+  /** Upstream protocol of the `http2` panel. */
+  protocol: z.enum(['http1', 'h2c', 'h2']).default('http1'),
+  /** Connect to the backends over TLS (src/tls/upstream.ts); `ca` is relative to the config dir. */
+  tls: z
+    .strictObject({
+      sni: z.string().min(1).optional(),
+      ca: z.string().min(1).optional(),
+      verify: z.boolean().default(true),
+    })
+    .optional(),
+  /** Response statuses counted as backend failures (per-request routing; src/outlier.ts). */
+  outlierStatus: z
+    .string()
+    .default('')
+    .superRefine((v, ctx) => {
+      try {
+        compileOutlierStatus(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }),
 };
 
 /** Checks the retry budget: 1 + retries + crossRetries ≤ 20 attempts. */
@@ -64,6 +86,8 @@ export const DEFAULT_POLICY: ClusterPolicy = Object.freeze({
   slowStart: 0,
   proxyProtocol: 'off',
   healthCheck: Object.freeze(healthDefaults),
+  protocol: 'http1',
+  outlierStatus: '',
 }) as ClusterPolicy;
 
 /** Picks the policy keys out of a parsed cluster entry. */
@@ -76,5 +100,8 @@ export function toPolicy(c: z.output<z.ZodObject<typeof policyShape>>): ClusterP
     slowStart: c.slowStart,
     proxyProtocol: c.proxyProtocol,
     healthCheck: Object.freeze({ ...c.healthCheck }),
+    protocol: c.protocol,
+    outlierStatus: c.outlierStatus,
+    ...(c.tls === undefined ? {} : { tls: Object.freeze({ ...c.tls }) }),
   });
 }

@@ -8,11 +8,20 @@ import type { Logger } from 'pino';
 import type { BackendRegistry } from '../backend-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../types.ts';
 import { BackendChecker } from './checker.ts';
+import type { ProbePolicy, ProbeProxyMode } from './probe.ts';
 
 /** One backend and the health-check policy of its cluster. */
 export interface HealthEntry {
   readonly backend: Backend;
   readonly policy: HealthCheckPolicy;
+  /** The cluster's outbound PROXY mode: probes send v2 LOCAL (or v1) first when it is on. */
+  readonly proxyProtocol?: ProbeProxyMode | undefined;
+}
+
+/** The policy a checker probes with: the health policy plus the PROXY mode (probe.ts reads it). */
+function probePolicy(entry: HealthEntry): ProbePolicy {
+  const mode = entry.proxyProtocol ?? 'off';
+  return mode === 'off' ? entry.policy : { ...entry.policy, proxyProtocol: mode };
 }
 
 /** Runs the health checks of every configured backend against one registry. */
@@ -37,7 +46,9 @@ export class HealthManager {
    */
   update(entries: Iterable<HealthEntry>): void {
     const seen = new Set<string>();
-    for (const { backend, policy } of entries) {
+    for (const entry of entries) {
+      const { backend } = entry;
+      const policy = probePolicy(entry);
       if (seen.has(backend.id)) continue;
       seen.add(backend.id);
       const c = this.#checkers.get(backend.id);

@@ -1,9 +1,13 @@
 /**
  * Turning what the peek found into the frozen `Request` routing reads, with the connection's
- * addresses: the PROXY source becomes the client address and the PROXY destination the VIP.
+ * addresses: the PROXY source becomes the client address and the PROXY destination the VIP;
+ * on `clientIpFrom: header` listeners a trusted hop's forwarded header may name the client
+ * instead (src/client-ip.ts). `peerIp` stays the socket peer, `sessionIp` the PROXY source or peer.
  */
 import type { Socket } from 'node:net';
+import { type ClientAddressing, forwardedClientIp } from '../client-ip.ts';
 import { createRequest } from '../request.ts';
+import { type TlsFacts, tlsFactsOf } from '../tls/facts.ts';
 import type { Request } from '../types.ts';
 import { normalizePath } from './path.ts';
 import type { Peeked } from './peek.ts';
@@ -12,6 +16,29 @@ import type { Peeked } from './peek.ts';
 export interface ConnectionInfo {
   readonly listener: string;
   readonly socket: Socket;
+  /** The listener's client addressing (`clientAddressing(listenerConfig)`); absent = connection only. */
+  readonly addressing?: ClientAddressing | undefined;
+  /** TLS facts of a terminated connection; absent = read from the socket when it is a TLSSocket. */
+  readonly tls?: TlsFacts | undefined;
+}
+
+const PLAIN = Object.freeze({});
+
+/** Request fields a terminated TLS connection adds (secure, sni, alpn, client auth). */
+function terminated(info: ConnectionInfo) {
+  const facts = info.tls ?? tlsFactsOf(info.socket);
+  return facts === undefined ? PLAIN : { secure: true, sni: facts.sni, alpn: facts.alpn, tls: facts.tls };
+}
+
+type Headers = readonly (readonly [string, string])[];
+
+/** Every value of a lower-cased header name, in wire order. */
+function valuesOf(headers: Headers): (name: string) => string[] {
+  return (name) => {
+    const out: string[] = [];
+    for (const [n, v] of headers) if (n.length === name.length && n.toLowerCase() === name) out.push(v);
+    return out;
+  };
 }
 
 /** Splits an h2 `:path` into the normalised path and the raw query. */
@@ -26,15 +53,25 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
   const { socket } = info;
   const peerIp = socket.remoteAddress ?? '';
   const source = peeked.proxy?.command === 'proxy' ? peeked.proxy.source : undefined;
+  const destination = peeked.proxy?.command === 'proxy' ? peeked.proxy.destination : undefined;
+  const sessionIp = source?.ip ?? peerIp;
+  const headers: Headers | undefined = peeked.kind === 'tls' ? undefined : peeked.head.headers;
+  const forwarded =
+    info.addressing === undefined || headers === undefined
+      ? undefined
+      : forwardedClientIp(info.addressing, sessionIp, valuesOf(headers));
   const base = {
-    clientIp: source?.ip ?? peerIp,
-    clientPort: source?.port ?? socket.remotePort ?? 0,
+    clientIp: forwarded ?? sessionIp,
+    clientPort: forwarded !== undefined ? 0 : (source?.port ?? socket.remotePort ?? 0),
     peerIp,
+    sessionIp,
     localIp: socket.localAddress ?? '',
     localPort: socket.localPort ?? 0,
-    vip: peeked.proxy?.command === 'proxy' ? peeked.proxy.destination?.ip : undefined,
-    trustedClient: source !== undefined,
+    vip: destination?.ip,
+    vipPort: destination?.port,
+    trustedClient: forwarded !== undefined || source !== undefined,
     listener: info.listener,
+    ...terminated(info),
   };
   switch (peeked.kind) {
     case 'http1': {

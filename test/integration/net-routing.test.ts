@@ -33,6 +33,8 @@ describe('net panel: routing by host and path (file book)', () => {
     c = await startHttpBackend('c');
     router = await startTestRouter(
       {
+        // One case below asserts the classic keep-alive behaviour of per-connection routing.
+        routing: 'per-connection',
         operator: 'round-robin',
         addressBook: { name: 'file', path: 'servers.yaml' },
       },

@@ -38,8 +38,9 @@ function ip(text: string, ctx: BuildContext, index: number): { family: IpFamily;
 /** Client, VIP and socket-address primitives. */
 export const netPrimitives: PrimitiveTable = {
   req_cip_range: range((r) => r.clientIp),
-  // The socket source: the PROXY source when a header gave one, else the peer (our clientIp).
-  ses_sip_range: range((r) => r.clientIp),
+  // The session source: the PROXY source when a header gave one, else the peer; never a
+  // forwarded header (clientIpFrom: header changes clientIp, not this).
+  ses_sip_range: range((r) => r.sessionIp ?? r.clientIp),
   req_vip_range: range((r) => r.vip),
   ses_vip_range: range((r) => r.vip),
   req_cip_trusted: { params: [], build: (): Condition => (r) => r.trustedClient },

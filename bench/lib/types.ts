@@ -1,0 +1,76 @@
+/**
+ * The shapes the bench harness is built from: a target is a name plus start/stop, a scenario
+ * is a name plus how to measure one target once.
+ */
+
+/** A started target: where clients connect, and which processes to watch and stop. */
+export interface Running {
+  readonly port: number;
+  /** Root process ids whose process trees make up the target (for RSS). */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** What every target may need: the backend's port and a scratch directory for configs. */
+export interface BenchContext {
+  readonly backendPort: number;
+  /** The backend's processes (the `direct` target reports their memory). */
+  readonly backendPids: readonly number[];
+  readonly dir: string;
+  /** Extra node flags for Node-based targets (e.g. --cpu-prof). */
+  readonly nodeFlags: readonly string[];
+  readonly spawn: Spawner;
+}
+
+/** A thing to benchmark; `available` says why it is skipped when it cannot run here. */
+export interface Target {
+  readonly name: string;
+  /** Undefined when it can run; otherwise the reason it is skipped. */
+  available(): string | undefined;
+  start(ctx: BenchContext): Promise<Running>;
+}
+
+/** One measured number with its unit; `higherIsBetter` sets the ratio direction. */
+export interface Metric {
+  readonly value: number;
+  readonly unit: string;
+  readonly higherIsBetter: boolean;
+  /** Secondary numbers shown beside the value (e.g. p50/p99 latency in ms). */
+  readonly extra?: Readonly<Record<string, number>>;
+}
+
+/** A way of loading a target, measured once per round. */
+export interface Scenario {
+  readonly name: string;
+  readonly title: string;
+  /** True when the target must be freshly started for this scenario (memory). */
+  readonly fresh: boolean;
+  measure(target: Running, options: MeasureOptions): Promise<Metric>;
+}
+
+/** Knobs shared by every scenario. */
+export interface MeasureOptions {
+  readonly durationSec: number;
+  readonly loadgen: 'wrk' | 'autocannon';
+  readonly spawn: Spawner;
+  readonly idleConnections: number;
+}
+
+/** Starts child processes and remembers them so the harness can tear every one down. */
+export interface Spawner {
+  start(command: string, args: readonly string[], options?: { cwd?: string }): ChildHandle;
+  /** Every pid ever spawned (the smoke test checks none is left). */
+  readonly spawned: readonly number[];
+  stopAll(): Promise<void>;
+}
+
+/** A child process started by the Spawner. */
+export interface ChildHandle {
+  readonly pid: number;
+  /** Collected stdout (bounded). */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code once the process exits. */
+  readonly exited: Promise<number | null>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,99 @@
+/**
+ * The router's own answers on the `http2` panel (DESIGN "What the router itself answers"), as
+ * HTTP responses on the stream instead of a closed connection: the status of DESIGN's table
+ * and `x-switchboard-error: <code>`. gRPC clients read only `grpc-status`, so a gRPC request
+ * (content-type `application/grpc…`) gets `:status 200` with the gRPC code in trailers, mapped
+ * as gRPC's own HTTP-to-gRPC table does (grpc/doc/http-grpc-status-mapping.md).
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
+import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
+
+/** A downstream response: HTTP/2 (compat API) or HTTP/1.1 (fallback on the same listener). */
+export type DownResponse = Http2ServerResponse | ServerResponse;
+
+/** Writes a response head on either kind of response (their overloads differ only in typing). */
+export function writeHead(res: DownResponse, status: number, headers: OutgoingHttpHeaders): void {
+  (res as { writeHead(status: number, headers: OutgoingHttpHeaders): unknown }).writeHead(status, headers);
+}
+
+/** gRPC status codes used here (grpc/doc/statuscodes.md). */
+export const GRPC = {
+  UNKNOWN: 2,
+  RESOURCE_EXHAUSTED: 8,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNIMPLEMENTED: 12,
+  UNAUTHENTICATED: 16,
+} as const;
+
+/** True when a request's content-type says gRPC. */
+export function isGrpc(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^application\/grpc(?:$|[+;])/i.test(contentType);
+}
+
+/** The gRPC status for a router result code, from its HTTP status (gRPC's mapping table). */
+export function grpcStatusOf(code: ResultCode): number {
+  switch (RESULT_STATUS[code]) {
+    case 400:
+      return GRPC.INTERNAL;
+    case 401:
+      return GRPC.UNAUTHENTICATED;
+    case 404:
+      return GRPC.UNIMPLEMENTED;
+    case 431:
+      return GRPC.RESOURCE_EXHAUSTED;
+    case 502:
+    case 503:
+    case 504:
+      return GRPC.UNAVAILABLE;
+    default:
+      return GRPC.UNKNOWN;
+  }
+}
+
+/** The HTTP status the router answers for `code` (gRPC requests: always 200). */
+export function statusFor(code: ResultCode, grpc: boolean): number {
+  return grpc ? 200 : RESULT_STATUS[code] || 502;
+}
+
+/**
+ * Answers the router error `code` on `res` and ends it. Returns the HTTP status sent, or 0
+ * when the response had already started (then the stream is reset instead: see `abortResponse`).
+ */
+export function respondError(res: DownResponse, code: ResultCode, grpc: boolean): number {
+  if (res.headersSent) {
+    abortResponse(res);
+    return 0;
+  }
+  const status = statusFor(code, grpc);
+  if (grpc) {
+    writeHead(res, status, { 'content-type': 'application/grpc', 'x-switchboard-error': code });
+    res.addTrailers({ 'grpc-status': String(grpcStatusOf(code)), 'grpc-message': `switchboard: ${code}` });
+    res.end();
+    return status;
+  }
+  const body = `${code}\n`;
+  writeHead(res, status, {
+    'content-type': 'text/plain',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-switchboard-error': code,
+  });
+  res.end(body);
+  return status;
+}
+
+/** NGHTTP2_INTERNAL_ERROR: what a stream is reset with when the upstream broke mid-response. */
+export const H2_INTERNAL_ERROR = 2;
+
+/**
+ * Ends a response that can no longer be answered properly: an HTTP/2 stream is reset with
+ * `h2Code` (RST_STREAM), an HTTP/1.1 connection is destroyed so the client sees a truncation.
+ */
+export function abortResponse(res: DownResponse, h2Code: number = H2_INTERNAL_ERROR): void {
+  if ('stream' in res) {
+    if (!res.stream.destroyed) res.stream.close(h2Code);
+  } else {
+    res.destroy();
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * One stream through the `http2` panel: route it, open an exchange, forward both ways.
+ *
+ *   client stream ──► routeView ──► findAddresses ──► findJack + open (retry on ConnectError)
+ *        ▲                                                     │
+ *        └──── head, body, trailers ◄── exchange ◄─────────────┘ body, trailers ──►
+ *
+ * 1. Decisions use the engine's book and operator exactly as the splicing panels do; retries
+ *    happen only while nothing of the request has gone upstream (a failed connect).
+ * 2. Bodies are piped with backpressure both ways, never buffered whole; trailers follow.
+ * 3. A client reset cancels the upstream stream with the same code; an upstream reset resets
+ *    the client stream with the upstream's code (HTTP/1 sides: the connection is destroyed).
+ * 4. Router errors answer per DESIGN's table (errors.ts); every stream writes one access line.
+ */
+
+import type { ListenerConfig } from '../../src/config/schema.ts';
+import { ConnectError } from '../../src/connect.ts';
+import { channels } from '../../src/diagnostics.ts';
+import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import type { AccessRecord } from '../../src/log.ts';
+import type { Engine, Runtime } from '../../src/runtime.ts';
+import { type Attempt, type Candidates, isRefusal, type Jack } from '../../src/types.ts';
+import { abortResponse, type DownResponse, H2_INTERNAL_ERROR, isGrpc, respondError, writeHead } from './errors.ts';
+import { type Exchange, H2_CANCEL, type UpstreamResponse } from './exchange.ts';
+import { trailerFields } from './headers.ts';
+import { type DownRequest, type Routed, routeView } from './to-request.ts';
+import type { H1Pool } from './upstream-h1.ts';
+import type { H2Pool } from './upstream-h2.ts';
+
+/** What a stream needs from its panel. */
+export interface StreamContext {
+  readonly runtime: Runtime;
+  readonly listener: ListenerConfig;
+  readonly h2: H2Pool;
+  readonly h1: H1Pool;
+}
+
+interface Opened {
+  readonly exchange: Exchange;
+  readonly jack: Jack;
+  readonly attempts: number;
+}
+
+interface Failure {
+  readonly result: ResultCode;
+  readonly attempts: number;
+  readonly reason: string;
+}
+
+/** The client's body length: a number, 0 for none, undefined for unknown (streamed). */
+function bodyLength(req: DownRequest): number | undefined {
+  if (req.httpVersionMajor === 2 && 'stream' in req && req.stream.endAfterHeaders) return 0;
+  const cl = req.headers['content-length'];
+  if (cl !== undefined && /^\d+$/.test(cl)) return Number(cl);
+  if (req.httpVersionMajor === 2) return undefined;
+  return req.headers['transfer-encoding'] === undefined ? 0 : undefined;
+}
+
+/** findJack + open within the cluster's retry budget (same Attempt semantics as src/upstream.ts). */
+async function openExchange(
+  routed: Routed,
+  candidates: Candidates,
+  engine: Engine,
+  ctx: StreamContext,
+  length: number | undefined,
+): Promise<Opened | Failure> {
+  const { request, head } = routed;
+  const { protocol } = candidates.policy;
+  const budget = 1 + candidates.policy.retries + candidates.policy.crossRetries;
+  const failed = new Set<string>();
+  const subclusters: string[] = [];
+  const timeout = engine.limits.connectTimeout;
+  let lastTimeout = false;
+  let reason = '';
+  let tried = 0;
+  for (let number = 1; number <= budget; number++) {
+    const attempt: Attempt = { number, failed, subclusters };
+    const pick = engine.operator.findJack(request, candidates, attempt);
+    if (isRefusal(pick)) {
+      if (number === 1) return { result: pick.refused, attempts: 0, reason: `operator refused: ${pick.refused}` };
+      break;
+    }
+    tried = number;
+    const { backend } = pick;
+    try {
+      const exchange =
+        protocol === 'http1'
+          ? await ctx.h1.open(backend, timeout, head, length)
+          : await ctx.h2.open(backend, protocol === 'h2', timeout, head, length === 0);
+      return { exchange, jack: pick, attempts: number };
+    } catch (e) {
+      if (!(e instanceof ConnectError)) throw e;
+      failed.add(backend.id);
+      subclusters.push(pick.subcluster);
+      lastTimeout = e.timeout;
+      reason = e.message;
+    }
+  }
+  return { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason };
+}
+
+/** Routes and forwards one client stream; never throws on bad input. */
+export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamContext): void {
+  const { runtime } = ctx;
+  const engine = runtime.engine;
+  const started = performance.now();
+  const socket = req.socket;
+  const record: AccessRecord = {
+    listener: ctx.listener.name,
+    client: `${socket?.remoteAddress}:${socket?.remotePort}`,
+    protocol: req.httpVersionMajor === 2 ? (ctx.listener.tls === 'terminate' ? 'h2' : 'h2c') : 'http1',
+    bytesIn: 0,
+    bytesOut: 0,
+    durationMs: 0,
+    result: 'ok',
+  };
+  let logged = false;
+  const log = (result: string, status?: number, reason?: string) => {
+    if (logged) return;
+    logged = true;
+    record.result = result;
+    if (status !== undefined && status > 0) record.status = status;
+    if (reason !== undefined) record.reason = reason;
+    record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    runtime.accessLog(record);
+    if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
+  };
+  const grpc = isGrpc(req.headers['content-type']);
+  const refuse = (code: ResultCode, reason?: string) => {
+    req.resume(); // discard what the client still sends on this stream
+    log(code, respondError(res, code, grpc), reason);
+  };
+
+  let routed: Routed;
+  try {
+    routed = routeView(req, ctx.listener);
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    const result = (e as { result?: ResultCode }).result ?? 'bad_request';
+    refuse(result, e.message);
+    return;
+  }
+  const { request } = routed;
+  record.host = request.host;
+  if (request.path !== undefined) record.path = request.path;
+  if (request.method !== undefined) record.method = request.method;
+
+  const candidates = engine.book.findAddresses(request);
+  if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates });
+  if (candidates === undefined) {
+    refuse('no_route');
+    return;
+  }
+  record.product = candidates.product;
+  record.cluster = candidates.cluster;
+
+  // Pause until an exchange exists, so nothing of the body is read (or lost) before then.
+  req.pause();
+  let clientGone = false;
+  const onEarlyClose = () => {
+    clientGone = true;
+  };
+  res.once('close', onEarlyClose);
+  openExchange(routed, candidates, engine, ctx, bodyLength(req)).then(
+    (opened) => {
+      res.removeListener('close', onEarlyClose);
+      record.attempts = opened.attempts;
+      if ('result' in opened) {
+        if (clientGone) log('client_closed', undefined, opened.reason);
+        else refuse(opened.result, opened.reason);
+        return;
+      }
+      record.backend = opened.jack.backend.id;
+      if (clientGone) {
+        opened.exchange.cancel(H2_CANCEL);
+        log('client_closed', undefined, 'client went away while connecting');
+        return;
+      }
+      forward(req, res, opened.exchange, record, log);
+    },
+    (err: unknown) => {
+      runtime.logger.error({ err }, 'http2 stream failed');
+      abortResponse(res);
+      log('error', undefined, String(err));
+    },
+  );
+}
+
+/** Pipes the request into the exchange and the response back, with resets both ways. */
+function forward(
+  req: DownRequest,
+  res: DownResponse,
+  exchange: Exchange,
+  record: AccessRecord,
+  log: (result: string, status?: number, reason?: string) => void,
+): void {
+  let done = false;
+  let status = 0;
+  req.on('data', (c: Buffer) => {
+    record.bytesIn += c.length;
+  });
+  req.pipe(exchange.body, { end: false });
+  req.once('end', () => exchange.finish(trailerFields(req.rawTrailers)));
+  req.on('error', () => {});
+
+  let ended = false;
+  res.once('close', () => {
+    if (done) return;
+    done = true;
+    // HTTP/2 compat responses emit 'finish' even on a reset, so success is judged here.
+    const code = 'stream' in res ? (res.stream.rstCode ?? 0) : 0;
+    const flushed = 'stream' in res ? code === 0 : res.writableFinished;
+    if (ended && flushed) {
+      log('ok', status);
+      return;
+    }
+    // The client reset its stream (or dropped its connection) before the response was complete.
+    exchange.cancel(code === 0 ? H2_CANCEL : code);
+    log('client_reset', status || undefined, `client closed the stream (code ${code})`);
+  });
+
+  exchange.listen({
+    response(up: UpstreamResponse) {
+      if (done) return;
+      status = up.status;
+      try {
+        if (up.endStream && 'stream' in res) {
+          // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
+          res.stream.respond({ ...up.headers, ':status': up.status }, { endStream: true });
+          ended = true;
+          return;
+        }
+        writeHead(res, up.status, up.headers);
+      } catch (e) {
+        done = true;
+        exchange.cancel(H2_INTERNAL_ERROR);
+        abortResponse(res);
+        log('upstream_reset', status, `response head not forwardable: ${(e as Error).message}`);
+        return;
+      }
+      up.body.on('data', (c: Buffer) => {
+        record.bytesOut += c.length;
+      });
+      up.body.pipe(res, { end: false });
+    },
+    complete(trailers: Record<string, string>) {
+      if (done || ended) return;
+      if (Object.keys(trailers).length > 0) res.addTrailers(trailers);
+      ended = true;
+      res.end();
+    },
+    failed(h2Code: number, reason: string) {
+      if (done) return;
+      done = true;
+      req.unpipe(exchange.body);
+      req.resume();
+      abortResponse(res, h2Code === 0 ? H2_INTERNAL_ERROR : h2Code);
+      log('upstream_reset', status || undefined, reason);
+    },
+  });
+  req.resume();
+}

@@ -1,0 +1,103 @@
+/**
+ * The routing `Request` of one stream (or one HTTP/1.1 request on the fallback path), built
+ * with the same rules as the peekers (DESIGN "What a request looks like to routing"):
+ * host from `:authority` (else `Host`) lower-cased without port or trailing dot, path
+ * normalised for matching, and the head kept as sent for forwarding.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
+import type { ListenerConfig } from '../../src/config/schema.ts';
+import { peerError } from '../../src/errors.ts';
+import { splitAuthority } from '../../src/peek/h2-fields.ts';
+import { normalizePath } from '../../src/peek/path.ts';
+import { createRequest } from '../../src/request.ts';
+import type { Request } from '../../src/types.ts';
+import type { Head } from './headers.ts';
+
+/** A downstream request: HTTP/2 (compat API) or HTTP/1.1 (fallback on the same listener). */
+export type DownRequest = Http2ServerRequest | IncomingMessage;
+
+/** The routing view and the head to forward. */
+export interface Routed {
+  readonly request: Request;
+  readonly head: Head;
+}
+
+const NO_TLS = Object.freeze({ clientAuth: false, clientCaNames: Object.freeze([]) as readonly string[] });
+
+/** Pairs of node's rawHeaders, for Request.header(). */
+function pairs(raw: readonly string[]): Array<readonly [string, string]> {
+  const out: Array<readonly [string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.charCodeAt(0) !== 0x3a) out.push([name, raw[i + 1]!]);
+  }
+  return out;
+}
+
+/** The authority: `:authority`, else the one Host header (two Host fields are ambiguous: 400). */
+function authorityOf(req: DownRequest, raw: readonly string[]): string {
+  let host: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() !== 'host') continue;
+    if (host !== undefined) throw peerError('bad_request', 'request: two host fields');
+    host = raw[i + 1]!;
+  }
+  const pseudo = req.httpVersionMajor === 2 ? (req.headers[':authority'] as string | undefined) : undefined;
+  const authority = pseudo ?? host;
+  if (authority === undefined || authority === '') throw peerError('bad_request', 'request: no authority and no host');
+  if (pseudo !== undefined && host !== undefined) {
+    const a = splitAuthority(pseudo);
+    const b = splitAuthority(host);
+    if (a.host !== b.host || a.port !== b.port) throw peerError('bad_request', 'request: :authority and host disagree');
+  }
+  return authority;
+}
+
+/** Builds the Request and forwarding head; throws a SwitchboardError on a malformed head (400). */
+export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
+  const h2 = req.httpVersionMajor === 2;
+  const raw = req.rawHeaders;
+  const method = req.method ?? 'GET';
+  if (method === 'CONNECT') throw peerError('method_not_allowed', 'request: connect is not proxied by the http2 panel');
+  const target = h2 ? ((req.headers[':path'] as string | undefined) ?? '') : (req.url ?? '');
+  if (target === '') throw peerError('bad_request', 'request: empty path');
+  const authority = authorityOf(req, raw);
+  const { host, port } = splitAuthority(authority);
+  const q = target.indexOf('?');
+  const rawPath = q === -1 ? target : target.slice(0, q);
+  if (rawPath !== '*' && !rawPath.startsWith('/')) throw peerError('bad_request', 'request: path is not origin-form');
+  const path = rawPath === '*' ? '*' : normalizePath(rawPath);
+  const socket = req.socket as Partial<TLSSocket>;
+  const secure = listener.tls === 'terminate';
+  const scheme = h2
+    ? ((req.headers[':scheme'] as string | undefined) ?? (secure ? 'https' : 'http'))
+    : secure
+      ? 'https'
+      : 'http';
+  const headers = pairs(raw);
+  if (!headers.some(([n]) => n.toLowerCase() === 'host')) headers.push(['host', authority]);
+  const sni = typeof socket.servername === 'string' ? socket.servername : undefined;
+  const alpn = typeof socket.alpnProtocol === 'string' ? [socket.alpnProtocol] : [];
+  const request = createRequest({
+    protocol: h2 ? (secure ? 'h2' : 'h2c') : 'http1',
+    host,
+    port,
+    path,
+    target,
+    query: q === -1 ? '' : target.slice(q + 1),
+    method,
+    headers,
+    sni,
+    alpn,
+    clientIp: socket.remoteAddress ?? '',
+    clientPort: socket.remotePort ?? 0,
+    localIp: socket.localAddress ?? '',
+    localPort: socket.localPort ?? 0,
+    secure,
+    tls: secure ? NO_TLS : undefined,
+    listener: listener.name,
+  });
+  return { request, head: { method, target, authority, scheme, raw } };
+}

@@ -1,0 +1,55 @@
+/**
+ * One request/response exchange on a per-request client connection: its access record, its
+ * timing, and whether each half has finished. The driver (per-request.ts) creates one per
+ * request head and calls `finish` once; the record goes to `channels.requestEnd`, where the
+ * runtime writes it as a per-request access line.
+ */
+import { channels } from '../../src/diagnostics.ts';
+import type { Http1Head } from '../../src/peek/http1.ts';
+import type { AccessRecord } from '../../src/log.ts';
+import type { Request } from '../../src/types.ts';
+
+/** One request on the connection and the state of its response. */
+export class Exchange {
+  readonly record: AccessRecord;
+  readonly method: string;
+  /** An Upgrade or CONNECT request: bytes after it wait until the response decides. */
+  readonly mayTunnel: boolean;
+  /** The client asked to close after this exchange (Connection: close, HTTP/1.0). */
+  readonly clientClose: boolean;
+  requestDone = false;
+  responseDone = false;
+  readonly #started = performance.now();
+  #finished = false;
+
+  /** `head` and `request` are absent for a head that failed to parse (its record says only why). */
+  constructor(listener: string, client: string, head?: Http1Head, request?: Request) {
+    this.method = head?.method ?? '';
+    this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
+    this.clientClose = head?.connectionClose ?? true;
+    this.record = { listener, client, protocol: 'http1', bytesIn: 0, bytesOut: 0, durationMs: 0, result: 'ok' };
+    if (request !== undefined) {
+      this.record.client = `${request.clientIp}:${request.clientPort}`;
+      this.record.host = request.host;
+      if (request.path !== undefined) this.record.path = request.path;
+    }
+    if (head !== undefined) this.record.method = head.method;
+  }
+
+  /** True once both the request and its response have been forwarded. */
+  get complete(): boolean {
+    return this.requestDone && this.responseDone;
+  }
+
+  /** Ends the exchange with `result` (once); publishes the record on `switchboard:request:end`. */
+  finish(result: string, status?: number, reason?: string): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    const r = this.record;
+    r.result = result;
+    if (status !== undefined && status > 0) r.status = status;
+    if (reason !== undefined) r.reason = reason;
+    r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
+    if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
+  }
+}

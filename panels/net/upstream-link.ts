@@ -1,0 +1,263 @@
+/**
+ * One upstream connection of a per-request client connection, and the framing of the responses
+ * it sends back (never rewritten):
+ *
+ *   backend ──data──► [ head (Http1ResponseScanner) │ body (BodyTracker) ] ──one write per read──► client
+ *                       1xx: forwarded, next head    done → owner.responseDone
+ *                       101 / CONNECT 2xx → owner.tunnel (no more parsing)
+ *
+ * 1. `expect(method)` arms the link for the response to one request; bytes from an idle link
+ *    are a protocol violation and close it.
+ * 2. Each read is framed in place and the contiguous bytes that belong to the response are
+ *    written to the client in one write; when the client's buffer is full the backend is paused
+ *    until 'drain' (backpressure).
+ * 3. `reusable` turns false on `Connection: close`, a close-delimited body, a FIN, or bytes past
+ *    the end of a response: the driver then opens a new connection for the next request (after
+ *    `Connection: close` or a close-delimited body the client was told the connection ends, so
+ *    the driver closes it instead).
+ * 4. An outlier status (cluster `outlierStatus`) is reported to the registry as a failure; any
+ *    other final status breaks the failure streak. The response is forwarded either way.
+ */
+import type { Socket } from 'node:net';
+import type { BackendRegistry } from '../../src/backend-registry.ts';
+import { isSwitchboardError } from '../../src/errors.ts';
+import { outlierStatusFor, type OutlierStatus } from '../../src/outlier.ts';
+import { BodyTracker } from '../../src/peek/body-tracker.ts';
+import { type Http1ResponseHead, Http1ResponseScanner } from '../../src/peek/http1-response.ts';
+import type { ClusterPolicy, Jack } from '../../src/types.ts';
+
+/** Why a busy link stopped before its response was complete. */
+export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 'idle_timeout';
+
+/** What the driver hears from a link. */
+export interface LinkOwner {
+  /** A response head (interim or final) is about to be forwarded. */
+  responseHead(link: UpstreamLink, head: Http1ResponseHead): void;
+  /** The response to the armed request has been written to the client. */
+  responseDone(link: UpstreamLink): void;
+  /** 101 or a 2xx to CONNECT was written to the client: the link is now an opaque tunnel. */
+  tunnel(link: UpstreamLink): void;
+  /** The link failed while a response was expected or in progress. */
+  broken(link: UpstreamLink, why: LinkBreak, reason: string): void;
+  /** An idle link closed (pooled or between requests). */
+  closed(link: UpstreamLink): void;
+}
+
+/** Settings shared by every link of one client connection. */
+export interface LinkSettings {
+  readonly client: Socket;
+  readonly registry: BackendRegistry;
+  readonly maxHeaderBytes: number;
+  readonly idleTimeout: number;
+}
+
+/** The pool key of a backend: PROXY-header mode is part of it, since it prefixes the connection. */
+export function linkKey(backendId: string, policy: ClusterPolicy): string {
+  return policy.proxyProtocol === 'off' ? backendId : `${backendId}|${policy.proxyProtocol}`;
+}
+
+/** One upstream socket and the response framing state on it. */
+export class UpstreamLink {
+  readonly socket: Socket;
+  readonly jack: Jack;
+  readonly key: string;
+  /** False once the backend will not take another request on this connection. */
+  reusable = true;
+  /**
+   * True when the last response ends the connection (`Connection: close`, or a body delimited
+   * by the close): the client was told so by the forwarded bytes, so the router closes it too
+   * (RFC 9112 §9.6).
+   */
+  endsConnection = false;
+  #closeDelimited = false;
+  /** Response bytes written to the client since the last `expect`. */
+  bytesOut = 0;
+  readonly #settings: LinkSettings;
+  readonly #owner: LinkOwner;
+  readonly #outlier: OutlierStatus | undefined;
+  readonly #scanner: Http1ResponseScanner;
+  #method: string | undefined;
+  #pendingHead: Buffer | undefined;
+  #body: BodyTracker | undefined;
+  #gone = false;
+  #waitingDrain = false;
+
+  constructor(socket: Socket, jack: Jack, policy: ClusterPolicy, settings: LinkSettings, owner: LinkOwner) {
+    this.socket = socket;
+    this.jack = jack;
+    this.key = linkKey(jack.backend.id, policy);
+    this.#settings = settings;
+    this.#owner = owner;
+    this.#outlier = outlierStatusFor(policy.outlierStatus);
+    this.#scanner = new Http1ResponseScanner(settings.maxHeaderBytes);
+    socket.on('data', this.#onData);
+    socket.on('end', this.#onEnd);
+    socket.on('error', this.#onError);
+    socket.once('close', this.#onClose);
+    socket.on('timeout', this.#onTimeout);
+    if (settings.idleTimeout > 0) socket.setTimeout(settings.idleTimeout);
+    socket.resume();
+  }
+
+  /** True while a response is expected or being forwarded. */
+  get busy(): boolean {
+    return this.#method !== undefined;
+  }
+
+  /** Arms the link for the response to a request with `method`. */
+  expect(method: string): void {
+    this.#method = method;
+    this.bytesOut = 0;
+    this.#scanner.reset();
+    this.#pendingHead = undefined;
+    this.#body = undefined;
+  }
+
+  /** Stops listening for data (the tunnel takes the socket over). */
+  detach(): void {
+    this.socket.removeListener('data', this.#onData);
+    this.socket.removeListener('end', this.#onEnd);
+    this.socket.removeListener('timeout', this.#onTimeout);
+    this.socket.setTimeout(0);
+    this.#method = undefined;
+    this.#gone = true;
+  }
+
+  /** Closes the link now. */
+  destroy(): void {
+    this.reusable = false;
+    this.socket.destroy();
+  }
+
+  readonly #onData = (chunk: Buffer): void => {
+    if (this.#method === undefined) {
+      // Nothing was asked: a backend talking out of turn cannot be framed, so it is dropped.
+      this.destroy();
+      return;
+    }
+    let buf = chunk;
+    if (this.#pendingHead !== undefined) {
+      buf = Buffer.concat([this.#pendingHead, chunk]);
+      this.#pendingHead = undefined;
+    }
+    try {
+      this.#frame(buf);
+    } catch (e) {
+      if (!isSwitchboardError(e)) throw e;
+      this.#break('bad_response', e.message);
+    }
+  };
+
+  /** Frames `buf` from offset 0 and forwards what belongs to the response. */
+  #frame(buf: Buffer): void {
+    let off = 0;
+    let from = 0;
+    const method = this.#method!;
+    while (off < buf.length) {
+      if (this.#body === undefined) {
+        const view = off === 0 ? buf : buf.subarray(off);
+        const head = this.#scanner.feed(view, method);
+        if (head === undefined) {
+          this.#pendingHead = view;
+          break;
+        }
+        this.#scanner.reset();
+        off += head.headLength;
+        this.#sawHead(head);
+        if (head.bodyFraming.kind === 'tunnel') {
+          this.#forward(buf, from, buf.length);
+          this.detach();
+          this.#owner.tunnel(this);
+          return;
+        }
+        if (head.status < 200) continue; // interim (100-continue, 103): the final head follows
+        this.#closeDelimited = head.bodyFraming.kind === 'close';
+        this.endsConnection = head.connectionClose || this.#closeDelimited;
+        if (this.endsConnection) this.reusable = false;
+        this.#body = new BodyTracker(head.bodyFraming);
+      } else {
+        off += this.#body.feed(buf, off);
+      }
+      if (this.#body.done) {
+        // Bytes past the end of the response were never asked for: do not reuse this link.
+        if (off < buf.length) this.reusable = false;
+        this.#forward(buf, from, off);
+        this.#responseDone();
+        return;
+      }
+    }
+    this.#forward(buf, from, off);
+  }
+
+  #sawHead(head: Http1ResponseHead): void {
+    if (this.#outlier !== undefined && head.status >= 200) {
+      if (this.#outlier.matches(head.status)) this.#settings.registry.responseFailed(this.jack.backend.id);
+      else this.#settings.registry.responseSucceeded(this.jack.backend.id);
+    }
+    this.#owner.responseHead(this, head);
+  }
+
+  #responseDone(): void {
+    this.#method = undefined;
+    this.#body = undefined;
+    this.#owner.responseDone(this);
+  }
+
+  /** Writes bytes [from, to) of `buf` to the client, pausing the backend if the client is full. */
+  #forward(buf: Buffer, from: number, to: number): void {
+    if (to <= from) return;
+    this.bytesOut += to - from;
+    const client = this.#settings.client;
+    if (client.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to))) return;
+    if (this.#waitingDrain) return;
+    this.#waitingDrain = true;
+    this.socket.pause();
+    client.once('drain', () => {
+      this.#waitingDrain = false;
+      if (!this.#gone) this.socket.resume();
+    });
+  }
+
+  readonly #onEnd = (): void => {
+    this.reusable = false;
+    if (this.#body !== undefined && this.#closeDelimited) {
+      // A close-delimited body ends here: the response is complete.
+      this.#responseDone();
+    } else if (this.#method !== undefined) {
+      this.#break('upstream_closed', 'backend closed before the response was complete');
+      return;
+    }
+    this.socket.end();
+  };
+
+  readonly #onError = (err: Error): void => {
+    if (this.#method !== undefined) this.#break('upstream_error', err.message);
+    this.socket.destroy();
+  };
+
+  readonly #onTimeout = (): void => {
+    if (this.#method !== undefined) this.#break('idle_timeout', 'no traffic within idleTimeout');
+    else this.destroy();
+  };
+
+  readonly #onClose = (): void => {
+    this.#settings.registry.closed(this.jack.backend.id);
+    const wasBusy = this.#method !== undefined;
+    this.reusable = false;
+    if (this.#gone) return;
+    this.#gone = true;
+    if (wasBusy) this.#owner.broken(this, 'upstream_closed', 'backend connection closed');
+    else this.#owner.closed(this);
+  };
+
+  /** Reports a busy link as broken (once) and closes it. */
+  #break(why: LinkBreak, reason: string): void {
+    this.#method = undefined;
+    this.reusable = false;
+    if (!this.#gone) {
+      this.#gone = true;
+      this.#owner.broken(this, why, reason);
+    }
+    this.socket.destroy();
+  }
+}

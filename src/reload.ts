@@ -1,0 +1,133 @@
+/**
+ * Hot reload of the whole config, one entry for its three triggers (file watch, SIGHUP,
+ * `POST /reload`):
+ *
+ * 1. Read the config file. Text identical to the running config → no-op (`changed: false`).
+ * 2. Load and validate it whole (src/config/load.ts, with the CLI overrides of the first start).
+ *    A panel change needs a restart and fails the reload.
+ * 3. `runtime.reload`: check the descriptor budget, build and start the new engine (address
+ *    book, operator), let the panel bind new or moved listeners, swap one reference, and retire
+ *    the old engine once its connections end. Backend state lives in the shared registry, so
+ *    backends that stay keep health, counters and slow start.
+ * 4. Any failure leaves the running config untouched; every error is logged with its path,
+ *    returned to the caller (the admin API answers non-2xx) and published on
+ *    `switchboard:reload` with the outcome.
+ *
+ * Reloads are serialised: a trigger that arrives while one runs waits for it.
+ */
+import { type ConfigOverrides, type LoadedConfig, loadConfig } from './config/load.ts';
+import type { ListenerConfig } from './config/schema.ts';
+import { channels } from './diagnostics.ts';
+import { type FileWatcher, watchFiles } from './file-watch.ts';
+import type { Runtime } from './runtime.ts';
+
+/** Panels that can apply listener changes in place (the net panel). */
+export interface ReconfigurablePanel {
+  reconfigure(listeners: readonly ListenerConfig[]): Promise<() => void>;
+}
+
+/** What a reload did. */
+export interface ReloadResult {
+  readonly ok: boolean;
+  /** False when the config text was identical (nothing rebuilt) or the reload failed. */
+  readonly changed: boolean;
+  /** The config version serving after this reload. */
+  readonly version: string;
+  /** One line per problem, each naming its config path (empty when ok). */
+  readonly errors: readonly string[];
+  /** What triggered it: 'watch', 'SIGHUP', 'api' or 'call'. */
+  readonly trigger: string;
+}
+
+function errorLines(e: unknown): string[] {
+  const errors = (e as { errors?: unknown }).errors;
+  if (Array.isArray(errors) && errors.every((x) => typeof x === 'string') && errors.length > 0) return errors;
+  return [(e as Error).message ?? String(e)];
+}
+
+/** Reloads one router's config file on demand, on change (watch) and on SIGHUP. */
+export class Reloader {
+  readonly #runtime: Runtime;
+  readonly #panel: Partial<ReconfigurablePanel>;
+  readonly #overrides: ConfigOverrides;
+  #queue: Promise<unknown> = Promise.resolve();
+  #watcher: FileWatcher | undefined;
+  #onSighup: (() => void) | undefined;
+
+  constructor(runtime: Runtime, panel: Partial<ReconfigurablePanel>, overrides: ConfigOverrides = {}) {
+    this.#runtime = runtime;
+    this.#panel = panel;
+    this.#overrides = overrides;
+  }
+
+  /** The config file this router was started from. */
+  get file(): string {
+    return this.#runtime.engine.loaded.file;
+  }
+
+  /** Reloads now (after any reload in progress). Never throws: failures are in the result. */
+  reload(trigger = 'call'): Promise<ReloadResult> {
+    const next = this.#queue.then(() => this.#reload(trigger));
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  /** Reloads whenever the config file changes (stat polling, debounced). */
+  watch(intervalMs = 250): void {
+    this.#watcher?.close();
+    this.#watcher = watchFiles([this.file], () => void this.reload('watch'), intervalMs);
+  }
+
+  /** Reloads on SIGHUP. */
+  handleSighup(): void {
+    if (this.#onSighup !== undefined) return;
+    this.#onSighup = () => void this.reload('SIGHUP');
+    process.on('SIGHUP', this.#onSighup);
+  }
+
+  /** Stops watching and listening for SIGHUP. */
+  close(): void {
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    if (this.#onSighup !== undefined) process.removeListener('SIGHUP', this.#onSighup);
+    this.#onSighup = undefined;
+  }
+
+  async #reload(trigger: string): Promise<ReloadResult> {
+    const runtime = this.#runtime;
+    const current = runtime.engine;
+    let loaded: LoadedConfig;
+    try {
+      loaded = await loadConfig(this.file, this.#overrides);
+      if (loaded.text === current.loaded.text) {
+        return this.#report({ ok: true, changed: false, version: current.version, errors: [], trigger });
+      }
+      if (loaded.config.panel.name !== current.loaded.config.panel.name) {
+        throw new Error(
+          `panel: changing the panel (${current.loaded.config.panel.name} → ${loaded.config.panel.name}) needs a restart`,
+        );
+      }
+      const panel = this.#panel;
+      const engine = await runtime.reload(
+        loaded,
+        panel.reconfigure === undefined ? undefined : () => panel.reconfigure!(loaded.config.listeners),
+      );
+      return this.#report({ ok: true, changed: true, version: engine.version, errors: [], trigger });
+    } catch (e) {
+      return this.#report({ ok: false, changed: false, version: current.version, errors: errorLines(e), trigger });
+    }
+  }
+
+  #report(result: ReloadResult): ReloadResult {
+    const log = this.#runtime.logger;
+    if (!result.ok) {
+      log.error(
+        { trigger: result.trigger, version: result.version, errors: result.errors },
+        'reload failed; config unchanged',
+      );
+    } else if (result.changed) log.info({ trigger: result.trigger, version: result.version }, 'config reloaded');
+    else log.info({ trigger: result.trigger, version: result.version }, 'reload: config unchanged');
+    if (channels.reload.hasSubscribers) channels.reload.publish(result);
+    return result;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The TLS material of one config version, built with its engine so a reload swaps it whole:
+ * new connections handshake with the new certificates, open ones keep theirs.
+ *
+ *   LoadedConfig ──► listeners with `tls: terminate` ──► ListenerTls (store + mTLS + server options)
+ *                └─► UpstreamTls (cluster `tls:` contexts, CA paths relative to the config dir)
+ */
+import { ConfigError } from '../config/errors.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import { type AddressBook, type ClusterPolicy, isBackendLister } from '../types.ts';
+import { type ListenerTls, loadListenerTls } from './listener-tls.ts';
+import { UpstreamTls } from './upstream.ts';
+
+/** TLS state of one engine. */
+export interface EngineTls {
+  /** Terminating listeners by name. */
+  readonly listeners: ReadonlyMap<string, ListenerTls>;
+  readonly upstream: UpstreamTls;
+}
+
+/** Loads every terminating listener's certificates; throws ConfigError naming each bad file. */
+export async function buildEngineTls(loaded: LoadedConfig): Promise<EngineTls> {
+  const errors: string[] = [];
+  const listeners = new Map<string, ListenerTls>();
+  for (const [i, l] of loaded.config.listeners.entries()) {
+    if (l.tls !== 'terminate') continue;
+    const built = await loadListenerTls(l, loaded.dir, `listeners[${i}]`, errors);
+    if (built !== undefined) listeners.set(l.name, built);
+  }
+  if (errors.length > 0) throw new ConfigError(loaded.file, errors);
+  return Object.freeze({ listeners, upstream: new UpstreamTls(loaded.dir) });
+}
+
+/** Builds the upstream contexts of every cluster the book lists; throws ConfigError on a bad CA. */
+export function checkUpstreamTls(tls: EngineTls, book: AddressBook, file: string): void {
+  if (!isBackendLister(book)) return;
+  const clusters: { name: string; policy: ClusterPolicy }[] = [];
+  for (const e of book.listBackends()) clusters.push({ name: `of backend ${e.backend.id}`, policy: e.policy });
+  const errors = tls.upstream.check(clusters);
+  if (errors.length > 0) throw new ConfigError(file, [...new Set(errors)]);
+}

@@ -1,0 +1,76 @@
+/**
+ * Leak checks shared by the adversarial suites: open sockets and timers of this process (router
+ * and test clients live in the same process under vitest's forks pool) and the panel's own
+ * connection count must come back to where they were before a scenario.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
+import { CHANNEL_NAMES } from '../../src/diagnostics.ts';
+import { eventually, type TestRouter } from '../harness/router.ts';
+
+/** Counts of active libuv resources by type (TCPSocketWrap, Timeout, …). */
+export function resources(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of process.getActiveResourcesInfo()) out[r] = (out[r] ?? 0) + 1;
+  return out;
+}
+
+/** The panel's open client connections (net panel `connections` getter). */
+export function openConnections(router: TestRouter): number {
+  return (router.router.panel as unknown as { connections: number }).connections;
+}
+
+/**
+ * Waits until the panel holds no connection and there are no more sockets and timers than in
+ * `baseline` (+ `slack` timers for unref'd lingers that end on their own); throws naming what leaked.
+ */
+export async function expectNoLeaks(
+  router: TestRouter,
+  baseline: Record<string, number>,
+  timeoutMs = 15_000,
+  slack = 0,
+): Promise<void> {
+  let last = '';
+  try {
+    await eventually(
+      () => {
+        const now = resources();
+        const sockets = now.TCPSocketWrap ?? 0;
+        const timers = now.Timeout ?? 0;
+        last = `panel connections ${openConnections(router)}, sockets ${sockets} (baseline ${baseline.TCPSocketWrap ?? 0}), timers ${timers} (baseline ${baseline.Timeout ?? 0})`;
+        return (
+          openConnections(router) === 0 &&
+          sockets <= (baseline.TCPSocketWrap ?? 0) &&
+          timers <= (baseline.Timeout ?? 0) + slack
+        );
+      },
+      timeoutMs,
+      'no leaked sockets or timers',
+    );
+  } catch {
+    throw new Error(`leak: ${last}`);
+  }
+}
+
+/** Collects the router-side client sockets accepted while it is subscribed. */
+export function acceptedSockets(): { readonly sockets: Socket[]; stop(): void } {
+  const sockets: Socket[] = [];
+  const on = (m: unknown) => sockets.push((m as { socket: Socket }).socket);
+  const name = CHANNEL_NAMES.accept as string;
+  subscribe(name, on);
+  return { sockets, stop: () => unsubscribe(name, on) };
+}
+
+/** Polls `read` until it stops changing for `quietPolls` polls in a row; returns its value. */
+export async function settle(read: () => number, quietPolls = 5, everyMs = 100, timeoutMs = 20_000): Promise<number> {
+  let last = read();
+  let quiet = 0;
+  const until = Date.now() + timeoutMs;
+  while (quiet < quietPolls && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    const now = read();
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
+  }
+  return last;
+}

@@ -1,0 +1,103 @@
+/**
+ * A real etcd for tests: the Debian `etcd` binary on free loopback ports with a temporary data
+ * directory. `stop()` kills it keeping the data, `restart()` brings it back on the same ports
+ * (so clients reconnect), `close()` stops it and removes the data. Tests skip when the binary
+ * is missing (`etcdBinary()` is undefined).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventually } from './router.ts';
+
+/** Path of the etcd binary, or undefined when it is not installed. */
+export function etcdBinary(): string | undefined {
+  return ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((p) => existsSync(p));
+}
+
+/** A free loopback port (bound then released; the kernel does not hand it out again at once). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export interface TestEtcd {
+  /** `http://127.0.0.1:PORT`. */
+  readonly endpoint: string;
+  /** Kills the server, keeping its data directory. */
+  stop(): Promise<void>;
+  /** Starts it again on the same ports and data; resolves when it answers. */
+  restart(): Promise<void>;
+  /** Stops it and removes its data. */
+  close(): Promise<void>;
+}
+
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${endpoint}/health`);
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts etcd on free loopback ports with a fresh data directory. */
+export async function startEtcd(): Promise<TestEtcd> {
+  const bin = etcdBinary();
+  if (bin === undefined) throw new Error('etcd is not installed (apt-get install etcd-server etcd-client)');
+  const dir = await mkdtemp(join(tmpdir(), 'swb-etcd-'));
+  const clientPort = await freePort();
+  const peerPort = await freePort();
+  const endpoint = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const args = [
+    '--name=test',
+    `--data-dir=${join(dir, 'data')}`,
+    `--listen-client-urls=${endpoint}`,
+    `--advertise-client-urls=${endpoint}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=test=${peer}`,
+    '--log-level=error',
+  ];
+  let child: ChildProcess | undefined;
+  const run = async () => {
+    const c = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    c.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    child = c;
+    await eventually(
+      async () => {
+        if (c.exitCode !== null) throw new Error(`etcd exited ${c.exitCode}: ${stderr}`);
+        return answers(endpoint);
+      },
+      20_000,
+      'etcd to answer',
+    );
+  };
+  const stop = async () => {
+    const c = child;
+    child = undefined;
+    if (c === undefined || c.exitCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGKILL');
+    await exited;
+  };
+  await run();
+  return {
+    endpoint,
+    stop,
+    restart: run,
+    async close() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

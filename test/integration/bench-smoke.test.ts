@@ -1,0 +1,34 @@
+/**
+ * The bench harness starts and tears down: a 2-second run with one scenario and two targets
+ * (direct and the bare Node pipe). Asserts on processes and on the shape of the result, never
+ * on speed (STYLE §20).
+ */
+import { describe, expect, it } from 'vitest';
+import { isRunning } from '../../bench/lib/proc.ts';
+import { runBench } from '../../bench/run.ts';
+
+describe('bench harness smoke', () => {
+  it('runs one scenario on two targets and leaves no child process behind', async () => {
+    const lines: string[] = [];
+    const result = await runBench({
+      durationSec: 2,
+      rounds: 1,
+      warmupSec: 1,
+      idleConnections: 10,
+      scenarios: ['keepalive'],
+      targets: ['direct', 'node-pipe'],
+      log: (l) => lines.push(l),
+    });
+    // backend + node-pipe + at least one load-generator run each
+    expect(result.spawned.length).toBeGreaterThanOrEqual(3);
+    for (const pid of result.spawned) expect(isRunning(pid), `pid ${pid} still running`).toBe(false);
+    expect(result.rows.map((r) => r.target)).toEqual(['direct', 'node-pipe']);
+    for (const row of result.rows) {
+      expect(row.scenario).toBe('keepalive');
+      expect(row.samples).toHaveLength(1);
+      expect(row.median).toBeGreaterThan(0);
+      expect(row.ratios.direct).toBeDefined();
+    }
+    expect(lines.some((l) => l.startsWith('backend: '))).toBe(true);
+  }, 60_000);
+});

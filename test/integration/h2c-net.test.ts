@@ -1,0 +1,193 @@
+/**
+ * h2c with prior knowledge through the `net` panel (reference/peers-reliability.md §6): the
+ * connection is routed by its first HEADERS (`:authority`, `:path`) and spliced unmodified, so
+ * the bytes a backend receives equal the bytes the client sent. Recording relays sit in front of
+ * the router (what the client sent) and in front of each real h2c backend (what arrived there).
+ * Refusals (bad preface, CONTINUATION flood) answer GOAWAY and reach no backend.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { connect as h2connect } from 'node:http2';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
+import { H2_PREFACE } from '../../src/peek/h2c.ts';
+import { block, frame, headers, prelude } from '../fixtures/h2/build.ts';
+import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
+import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
+import { type H2Backend, h2Request, startH2Backend } from './http2-helpers.ts';
+
+/** A TCP relay to `port` that records, per connection, every byte it received from its client. */
+interface Relay {
+  readonly port: number;
+  readonly received: Buffer[][];
+  close(): Promise<void>;
+}
+
+async function startRelay(target: () => number): Promise<Relay> {
+  const received: Buffer[][] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
+    const chunks: Buffer[] = [];
+    received.push(chunks);
+    const upstream = connect({ port: target(), host: '127.0.0.1', allowHalfOpen: true });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    received,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+const joined = (r: Relay, i: number) => Buffer.concat(r.received[i] ?? []);
+
+describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced unmodified', () => {
+  let www: H2Backend;
+  let api: H2Backend;
+  let wwwTap: Relay;
+  let apiTap: Relay;
+  let front: Relay;
+  let raw: TcpBackend;
+  let router: TestRouter;
+
+  beforeAll(async () => {
+    www = await startH2Backend('www');
+    api = await startH2Backend('api');
+    wwwTap = await startRelay(() => www.port);
+    apiTap = await startRelay(() => api.port);
+    raw = await startTcpBackend('raw');
+    router = await startTestRouter(
+      { addressBook: { name: 'file', path: 's.yaml' } },
+      {
+        dir: await tempDir({
+          's.yaml': [
+            `- { host: www.h2.test, backends: [127.0.0.1:${wwwTap.port}] }`,
+            `- { host: www.h2.test, path: /api, backends: [127.0.0.1:${apiTap.port}] }`,
+            `- { host: raw.h2.test, backends: [${raw.address}] }`,
+          ].join('\n'),
+        }),
+      },
+    );
+    front = await startRelay(() => router.port());
+  });
+  afterAll(async () => {
+    await router.close();
+    await Promise.all([front.close(), wwwTap.close(), apiTap.close(), www.close(), api.close(), raw.close()]);
+  });
+
+  it.each([
+    ['/index.html', 'www'],
+    ['/api/v1/users', 'api'],
+  ])("node's http2 client: %s goes to %s, bytes equal at both ends", async (path, want) => {
+    const tap = want === 'www' ? wwwTap : apiTap;
+    const frontIndex = front.received.length;
+    const tapIndex = tap.received.length;
+    const session = h2connect(`http://127.0.0.1:${front.port}`);
+    try {
+      // :authority decides the host (Host is never sent by node over HTTP/2).
+      const r = await h2Request(session, { ':path': path, ':authority': 'WWW.H2.test', 'x-custom': 'hello' });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body.toString())).toMatchObject({ backend: want, path, authority: 'WWW.H2.test' });
+    } finally {
+      session.close();
+    }
+    await eventually(() => joined(front, frontIndex).equals(joined(tap, tapIndex)) && joined(tap, tapIndex).length > 0);
+    expect(joined(tap, tapIndex).subarray(0, 24)).toEqual(H2_PREFACE);
+  });
+
+  const hasCurl = spawnSync('curl', ['--version']).status === 0;
+  it.skipIf(!hasCurl)('curl --http2-prior-knowledge is routed by :authority and :path, bytes equal', async () => {
+    const frontIndex = front.received.length;
+    const tapIndex = apiTap.received.length;
+    const out = await new Promise<string>((resolve) => {
+      const child = spawn('curl', [
+        '-s', '--http2-prior-knowledge', '-H', 'X-Custom: hello',
+        '--connect-to', `www.h2.test:80:127.0.0.1:${front.port}`, 'http://www.h2.test/api/curl?q=1',
+      ]);
+      let text = '';
+      child.stdout.on('data', (c) => (text += c));
+      child.on('close', () => resolve(text));
+    });
+    expect(JSON.parse(out)).toMatchObject({ backend: 'api', path: '/api/curl?q=1', authority: 'www.h2.test' });
+    await eventually(() => joined(front, frontIndex).equals(joined(apiTap, tapIndex)) && joined(apiTap, tapIndex).length > 0);
+  });
+
+  it('HEADERS split across reads (one byte per write) is routed and forwarded byte for byte', async () => {
+    const before = raw.received.length;
+    const bytes = Buffer.concat([
+      prelude(),
+      frame(FRAME.WINDOW_UPDATE, 0, 0, Buffer.from([0, 0, 0x10, 0])),
+      headers(block([[':method', 'GET'], [':scheme', 'http'], [':path', '/split'], [':authority', 'raw.h2.test'], ['x-a', 'b']], true)),
+    ]);
+    const socket = connect({ port: router.port(), host: '127.0.0.1' });
+    socket.on('error', () => {});
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    for (let i = 0; i < bytes.length; i++) {
+      socket.write(bytes.subarray(i, i + 1));
+      await new Promise((r) => setImmediate(r));
+    }
+    await eventually(() => raw.received.length > before && Buffer.concat(raw.received[before]!).length >= bytes.length);
+    socket.destroy();
+    expect(Buffer.concat(raw.received[before]!)).toEqual(bytes);
+  });
+
+  /** Sends `bytes`, returns what came back until the router closed. */
+  async function refused(bytes: Buffer): Promise<Buffer> {
+    const socket = connect({ port: router.port(), host: '127.0.0.1' });
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((r) => socket.once('close', () => r()));
+    socket.end(bytes);
+    await closed;
+    return Buffer.concat(chunks);
+  }
+
+  /** The GOAWAY error code in a server reply (server SETTINGS, then GOAWAY; RFC 9113 §6.8). */
+  function goawayCode(reply: Buffer): number | undefined {
+    for (let at = 0; at + 9 <= reply.length; ) {
+      const len = reply.readUIntBE(at, 3);
+      if (reply[at + 3] === FRAME.GOAWAY) return reply.readUInt32BE(at + 9 + 4);
+      at += 9 + len;
+    }
+    return undefined;
+  }
+
+  it.each([
+    // RFC 9113 §3.4: the preface must be followed by SETTINGS.
+    ['preface followed by HEADERS instead of SETTINGS (§3.4)', () => Buffer.concat([H2_PREFACE, headers(block([[':path', '/']]))]), 0x1],
+    // RFC 9113 §6.5: SETTINGS length must be a multiple of 6.
+    ['SETTINGS of 5 bytes (§6.5)', () => Buffer.concat([H2_PREFACE, frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(5))]), 0x6],
+    // RFC 9113 §10.5.1 / CVE-2024-27316: endless CONTINUATION frames without END_HEADERS.
+    [
+      'CONTINUATION flood (§10.5.1)',
+      () =>
+        Buffer.concat([
+          prelude(),
+          frame(FRAME.HEADERS, FLAG.END_STREAM, 1, block([[':method', 'GET']])),
+          ...Array.from({ length: 200 }, () => frame(FRAME.CONTINUATION, 0, 1, Buffer.alloc(0))),
+        ]),
+      0xb,
+    ],
+  ])('%s: GOAWAY, nothing reaches a backend', async (_name, build, code) => {
+    const hits = raw.hits + www.sessions + api.sessions;
+    const reply = await refused(build());
+    expect(goawayCode(reply)).toBe(code);
+    expect(raw.hits + www.sessions + api.sessions).toBe(hits);
+  });
+});
