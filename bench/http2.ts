@@ -63,9 +63,11 @@ async function startBackend(): Promise<{ port: number; close(): void }> {
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(BODY.length) });
     res.end(BODY);
   };
-  const h2 = createH2Server({ settings: { maxConcurrentStreams: 1000 } }, answer);
-  const h1 = createHttpServer({ keepAliveTimeout: 60_000 }, answer);
-  const server = createNetServer((socket) => sniffPreface(socket, 10_000, (isH2) => (isH2 ? h2 : h1).emit('connection', socket)));
+  const h2 = createH2Server({ settings: { maxConcurrentStreams: 1000 } }, answer as never);
+  const h1 = createHttpServer({ keepAliveTimeout: 60_000 }, answer as never);
+  const server = createNetServer((socket) =>
+    sniffPreface(socket, 10_000, (isH2) => (isH2 ? h2 : h1).emit('connection', socket)),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { port: (server.address() as AddressInfo).port, close: () => server.close() };
 }
@@ -105,7 +107,7 @@ const TARGETS: readonly Target[] = [
       const conf = join(dir, 'haproxy.cfg');
       const text = [
         'global',
-        '  maxconn 10000',
+        '  maxconn 4000',
         'defaults',
         '  mode http',
         '  timeout connect 5s',
@@ -147,11 +149,16 @@ http {
 /** One h2load run: requests/s and p99 (ms) from its per-request log. */
 async function h2load(port: number, requests: number, dir: string): Promise<Result> {
   const log = join(dir, 'h2load.log');
-  const out = spawnSync('h2load', ['-c10', '-m10', `-n${requests}`, `--log-file=${log}`, `http://127.0.0.1:${port}/`], {
-    encoding: 'utf8',
+  // Asynchronous: the backend runs in this process and must keep answering meanwhile.
+  const out = await new Promise<{ stdout: string }>((done) => {
+    const child = spawn('h2load', ['-c10', '-m10', `-n${requests}`, `--log-file=${log}`, `http://127.0.0.1:${port}/`]);
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.on('close', () => done({ stdout }));
   });
   const rps = Number(/finished in [^,]+, ([\d.]+) req\/s/.exec(out.stdout)?.[1] ?? Number.NaN);
-  if (!/(\d+) succeeded/.test(out.stdout) || /, 0 succeeded/.test(out.stdout)) throw new Error(`h2load failed:\n${out.stdout}`);
+  if (!/(\d+) succeeded/.test(out.stdout) || /, 0 succeeded/.test(out.stdout))
+    throw new Error(`h2load failed:\n${out.stdout}`);
   // Columns: start time (µs since epoch), status, duration (µs).
   const durations = (await readFile(log, 'utf8'))
     .trim()
@@ -198,13 +205,18 @@ async function main(): Promise<void> {
   }
   const names = [...results.keys()];
   console.log(`\nh2load -c10 -m10 -n${requests}, median of ${rounds} rounds`);
-  console.log(['target', 'req/s', 'p99 ms', ...names.map((n) => `rps÷${n}`), ...names.map((n) => `p99÷${n}`)].join('\t'));
+  console.log(
+    ['target', 'req/s', 'p99 ms', ...names.map((n) => `rps÷${n}`), ...names.map((n) => `p99÷${n}`)].join('\t'),
+  );
   for (const [name, r] of results) {
     const rpsRatios = names.map((n) => (r.rps / results.get(n)!.rps).toFixed(2));
     const p99Ratios = names.map((n) => (r.p99Ms / results.get(n)!.p99Ms).toFixed(2));
     console.log([name, r.rps.toFixed(0), r.p99Ms.toFixed(2), ...rpsRatios, ...p99Ratios].join('\t'));
   }
-  await writeFile(join(ROOT, 'bench', 'results', 'http2.json'), JSON.stringify(Object.fromEntries(results), null, 2)).catch(() => {});
+  await writeFile(
+    join(ROOT, 'bench', 'results', 'http2.json'),
+    JSON.stringify(Object.fromEntries(results), null, 2),
+  ).catch(() => {});
 }
 
 await main();

@@ -3,6 +3,7 @@
  */
 import { http2Panel } from '../panels/http2/index.ts';
 import { netPanel } from '../panels/net/index.ts';
+import { workerPanel } from '../panels/worker/index.ts';
 import type { Runtime } from './runtime.ts';
 import type { Panel } from './types.ts';
 
@@ -19,6 +20,7 @@ export interface PanelFactory {
 export const builtinPanels: Readonly<Record<string, PanelFactory>> = {
   net: netPanel,
   http2: http2Panel,
+  worker: workerPanel,
 };
 
 /** The factory for a panel name; throws with the known names. */

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { BackendRegistry } from './backend-registry.ts';
+import type { BackendRegistry } from './backend-registry.ts';
 import type { LoadedConfig } from './config/load.ts';
 import type { Limits } from './config/schema.ts';
 import { channels } from './diagnostics.ts';
@@ -25,6 +25,7 @@ import {
 import { checkNofile, nofileLimit } from './nofile.ts';
 import type { OperatorInstance, PluginContext } from './plugin.ts';
 import { defaultRandom, type Random } from './random.ts';
+import { registryFor } from './shared-registry.ts';
 import { buildEngineTls, checkUpstreamTls, type EngineTls } from './tls/engine-tls.ts';
 import { type AddressBook, isBackendLister } from './types.ts';
 
@@ -89,6 +90,13 @@ export class Runtime {
   readonly random: Random;
   /** Connections that can close at a clean boundary on shutdown (src/drain.ts). */
   readonly drain = new DrainSet();
+  /**
+   * Hook for panels that run engines elsewhere (the worker panel's threads): readies a built
+   * engine before it is swapped in; a throw aborts the reload. The returned step runs after the swap.
+   */
+  prepare: ((engine: Engine) => Promise<(() => void) | undefined>) | undefined;
+  /** Called after the current engine's book swapped its snapshot (the worker panel pushes it on). */
+  readonly snapshotListeners = new Set<(book: AddressBook) => void>();
   #accessLog: ReopenableAccessLog;
   readonly #injectedAccessLog: boolean;
   /** An injected logger (tests) keeps its level across reloads. */
@@ -127,7 +135,7 @@ export class Runtime {
       options.accessLog !== undefined
         ? Object.assign((r: AccessRecord) => options.accessLog?.(r), { reopen() {}, flush() {} })
         : createAccessLog(loaded.config.log.access);
-    const registry = options.registry ?? new BackendRegistry();
+    const registry = options.registry ?? registryFor(loaded.config.panel);
     const random = options.random ?? defaultRandom;
     const health = new HealthManager(registry, logger);
     let runtime: Runtime | undefined;
@@ -188,12 +196,19 @@ export class Runtime {
    * stay (new ones start their slow-start ramp), drop the rest, and check exactly these.
    */
   #syncBackends(book: AddressBook): void {
-    if (book !== this.#engine.book || !isBackendLister(book)) return;
-    const entries = [...book.listBackends()];
-    this.registry.retain(entries.map((e) => e.backend.id));
-    this.health.update(
-      entries.map((e) => ({ backend: e.backend, policy: e.policy.healthCheck, proxyProtocol: e.policy.proxyProtocol })),
-    );
+    if (book !== this.#engine.book) return;
+    if (isBackendLister(book)) {
+      const entries = [...book.listBackends()];
+      this.registry.retain(entries.map((e) => e.backend.id));
+      this.health.update(
+        entries.map((e) => ({
+          backend: e.backend,
+          policy: e.policy.healthCheck,
+          proxyProtocol: e.policy.proxyProtocol,
+        })),
+      );
+    }
+    for (const l of this.snapshotListeners) l(book);
   }
 
   /** The engine new connections use. */
@@ -264,14 +279,17 @@ export class Runtime {
     checkNofile(loaded.file, loaded.config.limits.maxConnections);
     const engine = await buildEngine(loaded, this.context(loaded));
     let commit: (() => void) | undefined;
+    let prepared: (() => void) | undefined;
     try {
       commit = await beforeSwap?.(engine);
+      prepared = await this.prepare?.(engine);
     } catch (e) {
       await closeEngine(engine).catch(() => {});
       throw e;
     }
     const old = this.swap(engine);
     commit?.();
+    prepared?.();
     this.#applyLog(old.loaded, loaded);
     this.retire(old);
     return engine;

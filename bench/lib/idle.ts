@@ -68,7 +68,6 @@ export async function measureIdle(port: number, pids: () => number[], count: num
     }
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const after = treeRssKiB(pids());
-    if (process.env.BENCH_DEBUG) console.log({ before, after, pids: pids() });
     return (after - before) / count;
   } finally {
     for (const s of sockets) {

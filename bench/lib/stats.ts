@@ -19,14 +19,14 @@ export interface Cell {
   readonly rounds: Metric[];
 }
 
-/** A summarised row: medians plus ratios to each baseline (higher ratio = better). */
+/** A summarised row: the median plus its ratio to each baseline's median in the same scenario. */
 export interface Row {
   readonly scenario: string;
   readonly target: string;
   readonly unit: string;
   readonly median: number;
   readonly extra: Record<string, number>;
-  /** Baseline name → ratio; for lower-is-better metrics the ratio is target / baseline. */
+  /** Baseline name → target median / baseline median (for KiB/conn, lower is better). */
   readonly ratios: Record<string, number>;
   readonly samples: number[];
 }
@@ -35,7 +35,7 @@ export interface Row {
 export function summarise(cells: readonly Cell[], baselines: readonly string[]): Row[] {
   const rows = cells
     .filter((c) => c.rounds.length > 0)
-    .map((c) => {
+    .map((c): Row => {
       const first = c.rounds[0] as Metric;
       const extra: Record<string, number> = {};
       for (const key of Object.keys(first.extra ?? {})) extra[key] = median(c.rounds.map((m) => m.extra?.[key] ?? 0));

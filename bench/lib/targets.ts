@@ -63,7 +63,11 @@ const nginxStream = () =>
   needs('nginx')() ?? (existsSync(nginxStreamModule) ? undefined : 'nginx stream module missing');
 
 /** Switchboard's `net` panel as a separate process (`bin/switchboard.js start`). */
-export function switchboardTarget(name: string, routing: 'per-connection' | 'per-request'): Target {
+export function switchboardTarget(
+  name: string,
+  routing: 'per-connection' | 'per-request',
+  root: string = ROOT,
+): Target {
   return {
     name,
     available: () => undefined,
@@ -74,7 +78,7 @@ export function switchboardTarget(name: string, routing: 'per-connection' | 'per
       const config = join(dir, 'switchboard.yaml');
       await writeFile(config, switchboardConf(port, routing));
       await writeFile(join(dir, 'servers.yaml'), switchboardServers(ctx.backendPort));
-      const bin = join(ROOT, 'bin', 'switchboard.js');
+      const bin = join(root, 'bin', 'switchboard.js');
       const child = ctx.spawn.start(process.execPath, [...ctx.nodeFlags, bin, 'start', '--config', config], {
         cwd: dir,
       });
@@ -119,4 +123,8 @@ export const TARGETS: readonly Target[] = [
     start: (ctx) => startNginx(ctx, 'nginx-http', (d, p) => nginxHttpConf(d, p, ctx.backendPort)),
   },
   switchboardTarget('switchboard-net', 'per-connection'),
+  // Before/after: SWB_BENCH_BASELINE=/path/to/other/checkout adds that tree as its own row.
+  ...(process.env.SWB_BENCH_BASELINE === undefined
+    ? []
+    : [switchboardTarget('switchboard-net@baseline', 'per-connection', resolve(process.env.SWB_BENCH_BASELINE))]),
 ];

@@ -3,19 +3,19 @@
  * `node examples/grpc/client.ts [router address]` (default 127.0.0.1:8080).
  */
 import * as grpc from '@grpc/grpc-js';
-import { loadEcho } from './service.ts';
+import { echoClient } from './service.ts';
 
 const target = process.argv[2] ?? '127.0.0.1:8080';
-const Echo = loadEcho();
-const client = new Echo(target, grpc.credentials.createInsecure());
+const client = echoClient(target);
 
 const metadata = new grpc.Metadata();
 metadata.set('x-client', 'example');
-client.Say({ message: 'hello' }, metadata, (err: grpc.ServiceError | null, reply: unknown) => {
+client.Say({ message: 'hello' }, metadata, (err, reply) => {
   if (err) console.error('Say failed:', err.code, err.details);
   else console.log('Say →', reply);
   const chat = client.Chat();
-  chat.on('data', (reply: unknown) => console.log('Chat →', reply));
+  chat.on('error', (e) => console.error('Chat failed:', e.message));
+  chat.on('data', (reply) => console.log('Chat →', reply));
   chat.on('status', (status: grpc.StatusObject) => {
     console.log('Chat status', status.code, status.metadata.get('x-chat-trailer'));
     client.close();

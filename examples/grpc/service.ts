@@ -19,8 +19,31 @@ export function loadEcho(): grpc.ServiceClientConstructor {
   return pkg.switchboard.example.Echo;
 }
 
-interface EchoRequest {
+/** One Echo message (echo.proto `EchoRequest`). */
+export interface EchoRequest {
   message: string;
+}
+
+/** One Echo reply (echo.proto `EchoReply`). */
+export interface EchoReply {
+  message: string;
+  server: string;
+}
+
+/** The methods of a generated Echo client (grpc-js builds them at run time). */
+export interface EchoClient extends grpc.Client {
+  Say(
+    request: EchoRequest,
+    metadata: grpc.Metadata,
+    callback: (err: grpc.ServiceError | null, reply: EchoReply) => void,
+  ): grpc.ClientUnaryCall;
+  Chat(): grpc.ClientDuplexStream<EchoRequest, EchoReply>;
+}
+
+/** A client of the Echo service at `target` (plaintext), with optional channel options. */
+export function echoClient(target: string, options: grpc.ChannelOptions = {}): EchoClient {
+  const Echo = loadEcho();
+  return new Echo(target, grpc.credentials.createInsecure(), options) as unknown as EchoClient;
 }
 
 /** Starts an Echo server on `address` (port 0 allowed); resolves with the bound port. */

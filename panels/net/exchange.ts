@@ -5,8 +5,8 @@
  * runtime writes it as a per-request access line.
  */
 import { channels } from '../../src/diagnostics.ts';
-import type { Http1Head } from '../../src/peek/http1.ts';
 import type { AccessRecord } from '../../src/log.ts';
+import type { Http1Head } from '../../src/peek/http1.ts';
 import type { Request } from '../../src/types.ts';
 
 /** One request on the connection and the state of its response. */

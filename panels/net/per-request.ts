@@ -7,9 +7,10 @@
  *               │       current link │ pooled link │ new connection (retries)                    │
  *               └──────────────────── exchange complete (request and response forwarded) ◄──────┘
  *
- * 1. One exchange at a time: after a request has been forwarded the client is paused until its
- *    response is complete, so pipelined requests are answered in order and every request can go
- *    to another backend without two responses ever interleaving.
+ * 1. One exchange at a time: after a request has been forwarded, what the client sends next is
+ *    held (at most maxHeaderBytes, then the client is paused) until the response is complete,
+ *    so pipelined requests are answered in order and every request can go to another backend
+ *    without two responses ever interleaving.
  * 2. A head is validated (hazard rows 1–13), then the body bytes already in hand are framed
  *    before anything is written, so a request refused for its head or for a chunk size in the
  *    same read never reaches a backend (answered 400, then closed).
@@ -200,7 +201,13 @@ class PerRequestDriver implements LinkOwner {
       this.#close(this.#pending === undefined ? 'ok' : 'client_closed');
       return;
     }
-    const want = (this.#state === 'head' || this.#state === 'body') && !this.#upBlocked;
+    // While a response is awaited the client may still be read into `pending`, up to a bound:
+    // pausing and resuming the socket for every request would cost two syscalls each time.
+    const state = this.#state;
+    const want =
+      ((state === 'head' || state === 'body') && !this.#upBlocked) ||
+      ((state === 'wait' || state === 'connecting') &&
+        (this.#pending?.length ?? 0) < this.#s.engine.limits.maxHeaderBytes);
     if (want) {
       if (c.isPaused()) c.resume();
     } else if (this.#state !== 'closing' && !c.isPaused()) c.pause();
@@ -253,7 +260,7 @@ class PerRequestDriver implements LinkOwner {
     }
     this.#body = body;
     const consumed = head.headLength + fed;
-    const link = this.#linkFor(linkKey(pick.backend.id, candidates.policy));
+    const link = this.#linkFor(linkKey(pick.backend.id, candidates.policy, request));
     if (link !== undefined) {
       this.#start(link, undefined);
       return consumed;
@@ -336,7 +343,7 @@ class PerRequestDriver implements LinkOwner {
       this.#refuse(up.result, up.reason);
       return;
     }
-    const link = new UpstreamLink(up.socket, up.jack, candidates.policy, this.#settings, this);
+    const link = new UpstreamLink(up.socket, up.jack, candidates.policy, request, this.#settings, this);
     const proxyHeader = proxyHeaderFor(candidates.policy.proxyProtocol, request);
     if (proxyHeader !== undefined) up.socket.write(proxyHeader);
     this.#setLink(link);

@@ -21,10 +21,10 @@
 import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../../src/backend-registry.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
-import { outlierStatusFor, type OutlierStatus } from '../../src/outlier.ts';
+import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
 import { type Http1ResponseHead, Http1ResponseScanner } from '../../src/peek/http1-response.ts';
-import type { ClusterPolicy, Jack } from '../../src/types.ts';
+import type { ClusterPolicy, Jack, Request } from '../../src/types.ts';
 
 /** Why a busy link stopped before its response was complete. */
 export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 'idle_timeout';
@@ -51,9 +51,14 @@ export interface LinkSettings {
   readonly idleTimeout: number;
 }
 
-/** The pool key of a backend: PROXY-header mode is part of it, since it prefixes the connection. */
-export function linkKey(backendId: string, policy: ClusterPolicy): string {
-  return policy.proxyProtocol === 'off' ? backendId : `${backendId}|${policy.proxyProtocol}`;
+/**
+ * The pool key of a backend. With an outbound PROXY header the connection names one client and
+ * VIP, so they are part of the key: a request naming another client (`clientIpFrom: header`)
+ * never reuses a connection whose header named someone else.
+ */
+export function linkKey(backendId: string, policy: ClusterPolicy, request: Request): string {
+  if (policy.proxyProtocol === 'off') return backendId;
+  return `${backendId}|${policy.proxyProtocol}|${request.clientIp}:${request.clientPort}|${request.vip ?? ''}:${request.vipPort ?? ''}`;
 }
 
 /** One upstream socket and the response framing state on it. */
@@ -82,10 +87,17 @@ export class UpstreamLink {
   #gone = false;
   #waitingDrain = false;
 
-  constructor(socket: Socket, jack: Jack, policy: ClusterPolicy, settings: LinkSettings, owner: LinkOwner) {
+  constructor(
+    socket: Socket,
+    jack: Jack,
+    policy: ClusterPolicy,
+    request: Request,
+    settings: LinkSettings,
+    owner: LinkOwner,
+  ) {
     this.socket = socket;
     this.jack = jack;
-    this.key = linkKey(jack.backend.id, policy);
+    this.key = linkKey(jack.backend.id, policy, request);
     this.#settings = settings;
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
@@ -151,7 +163,7 @@ export class UpstreamLink {
   /** Frames `buf` from offset 0 and forwards what belongs to the response. */
   #frame(buf: Buffer): void {
     let off = 0;
-    let from = 0;
+    const from = 0;
     const method = this.#method!;
     while (off < buf.length) {
       if (this.#body === undefined) {

@@ -65,6 +65,8 @@ export async function startRecordingBackend(behave?: (conn: BackendConn) => void
     };
     conns.push(conn);
     socket.on('data', (c: Buffer) => received.push(c));
+    // Like a real server: a client FIN is answered with ours once the behaviour's writes flushed.
+    socket.on('end', () => socket.end());
     behave?.(conn);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -105,6 +107,9 @@ export function tag(id: number): string {
 
 const TAG = /nl-(\d+)-nl/;
 
+/** Ids are unique in the process, so backends shared by several ledgers never mix them up. */
+let nextId = 1;
+
 /** Tracks client connections and reconciles them with backends and the access log. */
 export class NothingLost {
   readonly clients: ClientConn[] = [];
@@ -124,7 +129,7 @@ export class NothingLost {
     socket.on('error', () => {});
     socket.on('data', (c: Buffer) => received.push(c));
     const conn: ClientConn = {
-      id: this.clients.length + 1,
+      id: nextId++,
       socket,
       port: 0,
       sent,

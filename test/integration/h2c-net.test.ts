@@ -116,15 +116,22 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
     const tapIndex = apiTap.received.length;
     const out = await new Promise<string>((resolve) => {
       const child = spawn('curl', [
-        '-s', '--http2-prior-knowledge', '-H', 'X-Custom: hello',
-        '--connect-to', `www.h2.test:80:127.0.0.1:${front.port}`, 'http://www.h2.test/api/curl?q=1',
+        '-s',
+        '--http2-prior-knowledge',
+        '-H',
+        'X-Custom: hello',
+        '--connect-to',
+        `www.h2.test:80:127.0.0.1:${front.port}`,
+        'http://www.h2.test/api/curl?q=1',
       ]);
       let text = '';
       child.stdout.on('data', (c) => (text += c));
       child.on('close', () => resolve(text));
     });
     expect(JSON.parse(out)).toMatchObject({ backend: 'api', path: '/api/curl?q=1', authority: 'www.h2.test' });
-    await eventually(() => joined(front, frontIndex).equals(joined(apiTap, tapIndex)) && joined(apiTap, tapIndex).length > 0);
+    await eventually(
+      () => joined(front, frontIndex).equals(joined(apiTap, tapIndex)) && joined(apiTap, tapIndex).length > 0,
+    );
   });
 
   it('HEADERS split across reads (one byte per write) is routed and forwarded byte for byte', async () => {
@@ -132,7 +139,18 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
     const bytes = Buffer.concat([
       prelude(),
       frame(FRAME.WINDOW_UPDATE, 0, 0, Buffer.from([0, 0, 0x10, 0])),
-      headers(block([[':method', 'GET'], [':scheme', 'http'], [':path', '/split'], [':authority', 'raw.h2.test'], ['x-a', 'b']], true)),
+      headers(
+        block(
+          [
+            [':method', 'GET'],
+            [':scheme', 'http'],
+            [':path', '/split'],
+            [':authority', 'raw.h2.test'],
+            ['x-a', 'b'],
+          ],
+          true,
+        ),
+      ),
     ]);
     const socket = connect({ port: router.port(), host: '127.0.0.1' });
     socket.on('error', () => {});
@@ -170,9 +188,17 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
 
   it.each([
     // RFC 9113 §3.4: the preface must be followed by SETTINGS.
-    ['preface followed by HEADERS instead of SETTINGS (§3.4)', () => Buffer.concat([H2_PREFACE, headers(block([[':path', '/']]))]), 0x1],
+    [
+      'preface followed by HEADERS instead of SETTINGS (§3.4)',
+      () => Buffer.concat([H2_PREFACE, headers(block([[':path', '/']]))]),
+      0x1,
+    ],
     // RFC 9113 §6.5: SETTINGS length must be a multiple of 6.
-    ['SETTINGS of 5 bytes (§6.5)', () => Buffer.concat([H2_PREFACE, frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(5))]), 0x6],
+    [
+      'SETTINGS of 5 bytes (§6.5)',
+      () => Buffer.concat([H2_PREFACE, frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(5))]),
+      0x6,
+    ],
     // RFC 9113 §10.5.1 / CVE-2024-27316: endless CONTINUATION frames without END_HEADERS.
     [
       'CONTINUATION flood (§10.5.1)',

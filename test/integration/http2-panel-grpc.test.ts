@@ -5,23 +5,16 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadEcho, startEchoServer } from '../../examples/grpc/service.ts';
+import { type EchoClient, echoClient, type EchoReply as Reply, startEchoServer } from '../../examples/grpc/service.ts';
 import { closedPort } from '../harness/backend.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
-
-type EchoClient = grpc.Client & Record<string, (...args: unknown[]) => unknown>;
-
-interface Reply {
-  message: string;
-  server: string;
-}
 
 function say(client: EchoClient, message: string, md = new grpc.Metadata()) {
   return new Promise<{ err: grpc.ServiceError | null; reply?: Reply; trailers?: grpc.Metadata }>((resolve) => {
     let result: { err: grpc.ServiceError | null; reply?: Reply } = { err: null };
-    const call = client.Say({ message }, md, (err: grpc.ServiceError | null, reply: Reply) => {
+    const call = client.Say({ message }, md, (err, reply) => {
       result = { err, reply };
-    }) as grpc.ClientUnaryCall;
+    });
     // 'status' (with the trailers) comes after the callback.
     call.on('status', (s: grpc.StatusObject) => resolve({ ...result, trailers: s.metadata }));
   });
@@ -49,14 +42,13 @@ describe('http2 panel: gRPC (grpc-js client and server)', () => {
         }),
       },
     );
-    const Echo = loadEcho();
     const target = `127.0.0.1:${router.port()}`;
-    client = new Echo(target, grpc.credentials.createInsecure(), {
+    client = echoClient(target, {
       'grpc.default_authority': 'echo.test',
-    }) as unknown as EchoClient;
-    orphan = new Echo(target, grpc.credentials.createInsecure(), {
+    });
+    orphan = echoClient(target, {
       'grpc.default_authority': 'down.test',
-    }) as unknown as EchoClient;
+    });
   });
   afterAll(async () => {
     client.close();
@@ -87,7 +79,7 @@ describe('http2 panel: gRPC (grpc-js client and server)', () => {
   });
 
   it('streams a bidirectional call both ways and ends with the trailers', async () => {
-    const call = client.Chat() as grpc.ClientDuplexStream<{ message: string }, Reply>;
+    const call = client.Chat();
     const got: string[] = [];
     const status = new Promise<grpc.StatusObject>((r) => call.on('status', r));
     // Ping-pong: each message is answered before the next is sent, so the stream is truly interactive.
@@ -106,10 +98,9 @@ describe('http2 panel: gRPC (grpc-js client and server)', () => {
   it('answers UNAVAILABLE when every backend refuses, UNIMPLEMENTED with no route', async () => {
     const down = await say(orphan, 'x');
     expect(down.err?.code).toBe(grpc.status.UNAVAILABLE);
-    const Echo = loadEcho();
-    const lost = new Echo(`127.0.0.1:${router.port()}`, grpc.credentials.createInsecure(), {
+    const lost = echoClient(`127.0.0.1:${router.port()}`, {
       'grpc.default_authority': 'nowhere.test',
-    }) as unknown as EchoClient;
+    });
     const none = await say(lost, 'x');
     lost.close();
     expect(none.err?.code).toBe(grpc.status.UNIMPLEMENTED);

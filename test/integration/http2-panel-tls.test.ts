@@ -4,8 +4,8 @@
  * plaintext (h2c) listener.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:http2';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,11 +15,29 @@ import { h2Request } from './http2-helpers.ts';
 
 /** A self-signed certificate for `names` (openssl), written into `dir` as NAME.crt / NAME.key. */
 function selfSigned(dir: string, file: string, names: string[]): string {
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
-    '-subj', `/CN=${names[0]}`, '-addext', `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
-    '-keyout', join(dir, `${file}.key`), '-out', join(dir, `${file}.crt`),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${names[0]}`,
+      '-addext',
+      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
+      '-keyout',
+      join(dir, `${file}.key`),
+      '-out',
+      join(dir, `${file}.crt`),
+    ],
+    { stdio: 'ignore' },
+  );
   return execFileSync('cat', [join(dir, `${file}.crt`)]).toString();
 }
 
@@ -77,9 +95,18 @@ describe('http2 panel: TLS with ALPN h2 and HTTP/1.1 on the same listener', () =
   });
 
   it('HTTP/1.1 over TLS on the same port (ALPN http/1.1)', async () => {
-    const { body, alpn } = await new Promise<{ body: string; alpn: string | false }>((resolve, reject) => {
+    const { body, alpn } = await new Promise<{ body: string; alpn: string | false | null }>((resolve, reject) => {
       const req = httpsRequest(
-        { host: '127.0.0.1', port: router.port(), path: '/h1', servername: 'a.test', ca: caA, ALPNProtocols: ['http/1.1'], headers: { host: 'a.test' }, agent: false },
+        {
+          host: '127.0.0.1',
+          port: router.port(),
+          path: '/h1',
+          servername: 'a.test',
+          ca: caA,
+          ALPNProtocols: ['http/1.1'],
+          headers: { host: 'a.test' },
+          agent: false,
+        } as RequestOptions,
         (res) => {
           let text = '';
           res.on('data', (c) => (text += c));
@@ -97,26 +124,30 @@ describe('http2 panel: TLS with ALPN h2 and HTTP/1.1 on the same listener', () =
 describe('http2 panel: h2load sanity run (h2c)', () => {
   const hasH2load = spawnSync('h2load', ['--version']).status === 0;
 
-  it.skipIf(!hasH2load)('h2load -c4 -m10 -n400 completes every request with 2xx', async () => {
-    const backend = await startHttpBackend('load');
-    const router = await startTestRouter(
-      { panel: 'http2', addressBook: { name: 'file', path: 's.yaml' } },
-      { dir: await tempDir({ 's.yaml': `- { host: "*", backends: [${backend.address}] }` }) },
-    );
-    try {
-      const { spawn } = await import('node:child_process');
-      const out = await new Promise<string>((resolve) => {
-        const child = spawn('h2load', ['-c4', '-m10', '-n400', `http://127.0.0.1:${router.port()}/load`]);
-        let text = '';
-        child.stdout.on('data', (c) => (text += c));
-        child.on('close', () => resolve(text));
-      });
-      expect(out).toMatch(/requests: 400 total, 400 started, 400 done, 400 succeeded, 0 failed, 0 errored/);
-      expect(out).toMatch(/status codes: 400 2xx/);
-      expect(backend.hits).toBe(400);
-    } finally {
-      await router.close();
-      await backend.close();
-    }
-  }, 60_000);
+  it.skipIf(!hasH2load)(
+    'h2load -c4 -m10 -n400 completes every request with 2xx',
+    async () => {
+      const backend = await startHttpBackend('load');
+      const router = await startTestRouter(
+        { panel: 'http2', addressBook: { name: 'file', path: 's.yaml' } },
+        { dir: await tempDir({ 's.yaml': `- { host: "*", backends: [${backend.address}] }` }) },
+      );
+      try {
+        const { spawn } = await import('node:child_process');
+        const out = await new Promise<string>((resolve) => {
+          const child = spawn('h2load', ['-c4', '-m10', '-n400', `http://127.0.0.1:${router.port()}/load`]);
+          let text = '';
+          child.stdout.on('data', (c) => (text += c));
+          child.on('close', () => resolve(text));
+        });
+        expect(out).toMatch(/requests: 400 total, 400 started, 400 done, 400 succeeded, 0 failed, 0 errored/);
+        expect(out).toMatch(/status codes: 400 2xx/);
+        expect(backend.hits).toBe(400);
+      } finally {
+        await router.close();
+        await backend.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -79,31 +79,35 @@ describe('http2 panel: streamed 50 MiB upload to a slow backend', () => {
     await new Promise<void>((r) => h1.close(() => r()));
   });
 
-  it.each(['/h2', '/h1'])('%s: arrives intact with bounded data in flight', async (path) => {
-    progress.sent = 0;
-    progress.received = 0;
-    progress.maxInFlight = 0;
-    const block = randomBytes(CHUNK);
-    const want = createHash('sha256');
-    const stream = session.request({ ':path': path, ':method': 'POST' });
-    const reply = new Promise<string>((resolve, reject) => {
-      let text = '';
-      stream.on('data', (c) => (text += c));
-      stream.on('end', () => resolve(text));
-      stream.on('error', reject);
-    });
-    for (let i = 0; i < TOTAL / CHUNK; i++) {
-      block.writeUInt32BE(i, 0); // every chunk differs, so reordering would change the hash
-      want.update(block);
-      const ok = stream.write(Buffer.from(block), () => {
-        progress.sent += CHUNK;
+  it.each(['/h2', '/h1'])(
+    '%s: arrives intact with bounded data in flight',
+    async (path) => {
+      progress.sent = 0;
+      progress.received = 0;
+      progress.maxInFlight = 0;
+      const block = randomBytes(CHUNK);
+      const want = createHash('sha256');
+      const stream = session.request({ ':path': path, ':method': 'POST' });
+      const reply = new Promise<string>((resolve, reject) => {
+        let text = '';
+        stream.on('data', (c) => (text += c));
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
       });
-      if (!ok) await new Promise((r) => stream.once('drain', r));
-    }
-    stream.end();
-    expect(await reply).toBe(want.digest('hex'));
-    expect(progress.received).toBe(TOTAL);
-    expect(progress.maxInFlight).toBeLessThan(IN_FLIGHT_BOUND);
-    expect(progress.maxInFlight).toBeGreaterThan(0);
-  }, 120_000);
+      for (let i = 0; i < TOTAL / CHUNK; i++) {
+        block.writeUInt32BE(i, 0); // every chunk differs, so reordering would change the hash
+        want.update(block);
+        const ok = stream.write(Buffer.from(block), () => {
+          progress.sent += CHUNK;
+        });
+        if (!ok) await new Promise((r) => stream.once('drain', r));
+      }
+      stream.end();
+      expect(await reply).toBe(want.digest('hex'));
+      expect(progress.received).toBe(TOTAL);
+      expect(progress.maxInFlight).toBeLessThan(IN_FLIGHT_BOUND);
+      expect(progress.maxInFlight).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });

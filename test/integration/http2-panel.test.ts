@@ -3,8 +3,9 @@
  * HTTP/1.1 on the same plaintext port, trailers, resets both ways, router errors as HTTP/2
  * responses, retries and upstream GOAWAY.
  */
-import { connect, type ClientHttp2Session, constants } from 'node:http2';
+
 import { request as httpRequest } from 'node:http';
+import { type ClientHttp2Session, connect, constants } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
@@ -119,11 +120,14 @@ describe('http2 panel: per-stream routing', () => {
 
   it('answers HTTP/1.1 on the same plaintext port', async () => {
     const body = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest({ port: router.port(), host: '127.0.0.1', path: '/c/h1', headers: { host: 'x.test' } }, (res) => {
-        let text = '';
-        res.on('data', (ch) => (text += ch));
-        res.on('end', () => resolve(text));
-      });
+      const req = httpRequest(
+        { port: router.port(), host: '127.0.0.1', path: '/c/h1', headers: { host: 'x.test' } },
+        (res) => {
+          let text = '';
+          res.on('data', (ch) => (text += ch));
+          res.on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -167,7 +171,11 @@ describe('http2 panel: per-stream routing', () => {
     const stream = session.request({ ':path': '/slow/cancel' });
     await new Promise<void>((r) => stream.once('response', () => r()));
     stream.close(constants.NGHTTP2_CANCEL);
-    await eventually(() => slow.streams.length > before && slow.streams[before]!.closed, 10_000, 'backend stream closed');
+    await eventually(
+      () => slow.streams.length > before && slow.streams[before]!.closed,
+      10_000,
+      'backend stream closed',
+    );
     expect(slow.streams[before]!.rstCode).toBe(constants.NGHTTP2_CANCEL);
     await eventually(() => router.access.some((r) => r.path === '/slow/cancel' && r.result === 'client_reset'));
   });

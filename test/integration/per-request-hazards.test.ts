@@ -16,7 +16,11 @@ const CHUNKED = `${POST}Transfer-Encoding: chunked\r\n\r\n`;
 // [vector, bytes of one request (head and the body in hand), hazard row + spec]
 const vectors: [string, string, string][] = [
   ['CL.TE', `${POST}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG`, '#1 RFC 9112 §6.3 r3'],
-  ['TE.CL', `${POST}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n`, '#2 RFC 9112 §6.3 r3'],
+  [
+    'TE.CL',
+    `${POST}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n`,
+    '#2 RFC 9112 §6.3 r3',
+  ],
   ['TE final coding gzip', `${POST}Transfer-Encoding: gzip\r\n\r\n`, '#3 RFC 9112 §6.3 r4'],
   ['TE chunked, identity', `${POST}Transfer-Encoding: chunked, identity\r\n\r\n`, '#3 RFC 9112 §6.1'],
   ['TE chunked twice', `${POST}Transfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n`, '#3 RFC 9112 §6.1'],

@@ -27,8 +27,18 @@ export type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) 
 const whoami =
   (name: string): Handler =>
   (req, res, body) => {
-    const text = JSON.stringify({ backend: name, host: req.headers.host, url: req.url, method: req.method, body: body.length });
-    res.writeHead(200, { 'content-type': 'application/json', 'x-backend': name, 'content-length': Buffer.byteLength(text) });
+    const text = JSON.stringify({
+      backend: name,
+      host: req.headers.host,
+      url: req.url,
+      method: req.method,
+      body: body.length,
+    });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'x-backend': name,
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(req.method === 'HEAD' ? undefined : text);
   };
 
@@ -88,7 +98,10 @@ export async function noLeaks(router: TestRouter, backends: readonly { open(): n
 }
 
 /** Splits concatenated raw HTTP/1 responses that all carry Content-Length (or no body for HEAD/204). */
-export function splitResponses(raw: Buffer, methods: readonly string[]): { status: number; head: string; body: Buffer }[] {
+export function splitResponses(
+  raw: Buffer,
+  methods: readonly string[],
+): { status: number; head: string; body: Buffer }[] {
   const out: { status: number; head: string; body: Buffer }[] = [];
   let at = 0;
   for (const method of methods) {

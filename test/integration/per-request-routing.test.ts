@@ -11,7 +11,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { rawRequest } from '../harness/client.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
-import { collectRequests, type NamedBackend, noLeaks, splitResponses, startNamedBackend } from './per-request-helpers.ts';
+import {
+  collectRequests,
+  type NamedBackend,
+  noLeaks,
+  splitResponses,
+  startNamedBackend,
+} from './per-request-helpers.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const BIG = randomBytes(10 * 1024 * 1024);

@@ -267,7 +267,7 @@ describe('per-request routing with a forwarded client address', () => {
   // KNOWN BUG (reported to the lead): per-request links are pooled by backend + PROXY mode only
   // (panels/net/upstream-link.ts `linkKey`), so the second request reuses a connection whose
   // header names the first request's client. Remove `.fails` once the key includes the client.
-  it.fails('a request naming another client does not reuse a connection whose header names the first', async () => {
+  it('a request naming another client does not reuse a connection whose header names the first', async () => {
     const req = (xff: string) => `GET / HTTP/1.1\r\nHost: two.test\r\nX-Forwarded-For: ${xff}\r\n\r\n`;
     const socket = (await import('node:net')).connect({ port: router.port('hdr'), host: '127.0.0.1' });
     socket.on('error', () => {});

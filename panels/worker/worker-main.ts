@@ -1,0 +1,199 @@
+/**
+ * A worker thread of the `worker` panel (the data plane): builds a runtime whose address book is
+ * the main thread's snapshot and whose registry is a view on the shared buffers, runs the real
+ * engine panel (`net` or `http2`) on its own `reusePort` listeners, and answers the main thread's
+ * messages (README.md in this folder, steps 2–5).
+ */
+import { Server } from 'node:net';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import type { LoadedConfig } from '../../src/config/load.ts';
+import { createLogger } from '../../src/log.ts';
+import { type BoundPanel, resolvePanel } from '../../src/panels.ts';
+import type { AddressBookFactory } from '../../src/plugin.ts';
+import { resolveAddressBook, resolveOperator } from '../../src/plugins.ts';
+import type { ReconfigurablePanel } from '../../src/reload.ts';
+import { Runtime } from '../../src/runtime.ts';
+import { SharedRegistry } from '../../src/shared-registry.ts';
+import { Forwarder } from './forward.ts';
+import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from './protocol.ts';
+import { findOnly, type SnapshotBook, snapshotBookFactory } from './snapshot-book.ts';
+
+const STATS_MS = 100;
+
+/**
+ * Every listening socket of this thread gets `reusePort`: the engine panels bind as usual and
+ * the kernel spreads connections over the threads' sockets. The patch is this thread's only
+ * (each worker has its own `node:net`); the main thread never listens through it.
+ */
+function listenWithReusePort(): void {
+  const original = Server.prototype.listen;
+  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+    const first = args[0];
+    if (first !== null && typeof first === 'object' && !('fd' in first) && !('path' in first)) {
+      args[0] = { ...first, reusePort: true };
+    }
+    return (original as (...a: unknown[]) => Server).apply(this, args);
+  } as typeof original;
+}
+
+/** The worker loop: one runtime, one engine panel, and the main thread's port. */
+class WorkerLoop {
+  readonly #port: MessagePort;
+  readonly #init: WorkerInit;
+  readonly #forwarder: Forwarder;
+  readonly #registry: SharedRegistry;
+  /** Snapshot books by main engine version (the current engine and one being prepared). */
+  readonly #books = new Map<string, SnapshotBook>();
+  /** The newest snapshot per engine version, applied when its book is created late. */
+  readonly #latest = new Map<string, BookSpec>();
+  /** Decisions awaited by a prepared reload: commit (true) or abort (false). */
+  readonly #decisions = new Map<number, (go: boolean) => void>();
+  #runtime: Runtime | undefined;
+  #panel: (BoundPanel & Partial<ReconfigurablePanel>) | undefined;
+  #version: string;
+  #stats = '';
+  #statsTimer: NodeJS.Timeout | undefined;
+
+  constructor(port: MessagePort, init: WorkerInit) {
+    this.#port = port;
+    this.#init = init;
+    this.#version = init.engine.version;
+    const { config } = init.engine;
+    this.#forwarder = new Forwarder(port, {
+      metrics: config.admin !== undefined,
+      access: config.log.access !== 'off',
+      perRequest: config.log.accessMode === 'per-request',
+    });
+    this.#registry = SharedRegistry.view(init.shared, init.index, {
+      onConnectFailed: (id) => this.#forwarder.failed(id),
+    });
+    this.#registry.adopt(init.engine.slots);
+  }
+
+  async start(): Promise<void> {
+    const spec = this.#init.engine;
+    const runtime = await Runtime.create(await this.#loaded(spec), {
+      registry: this.#registry,
+      accessLog: this.#forwarder.accessLog,
+      logger: createLogger(this.#init.logLevel),
+    });
+    this.#runtime = runtime;
+    const panel = resolvePanel(spec.config.panel.engine).create(runtime) as BoundPanel & Partial<ReconfigurablePanel>;
+    await panel.start();
+    this.#panel = panel;
+    this.#port.on('message', (m: ToWorker) => this.#onMessage(m));
+    this.#statsTimer = setInterval(() => this.#postStats(), STATS_MS);
+    this.#statsTimer.unref();
+    this.#post({ t: 'ready', addresses: panel.addresses(), version: this.#version });
+  }
+
+  /** The LoadedConfig of `spec` with the snapshot book (or the custom book, find-only). */
+  async #loaded(spec: EngineSpec): Promise<LoadedConfig> {
+    const operator = await resolveOperator(spec.operator.name, spec.dir);
+    let factory: AddressBookFactory;
+    let options: unknown = spec.book;
+    if (spec.book.kind === 'module') {
+      const custom = await resolveAddressBook(spec.book.name, spec.dir);
+      factory = { name: custom.name, create: (o, ctx) => findOnly(custom.create(o, ctx)) };
+      options = spec.book.options;
+    } else {
+      factory = snapshotBookFactory((book) => {
+        this.#books.set(spec.version, book);
+        const late = this.#latest.get(spec.version);
+        if (late !== undefined) book.apply(late);
+      });
+    }
+    return {
+      file: spec.file,
+      dir: spec.dir,
+      text: spec.text,
+      config: spec.config,
+      operator: { factory: operator, options: spec.operator.options },
+      addressBook: { factory, options },
+    };
+  }
+
+  #onMessage(m: ToWorker): void {
+    switch (m.t) {
+      case 'snapshot':
+        this.#registry.adopt(m.slots);
+        this.#latest.set(m.version, m.book);
+        this.#books.get(m.version)?.apply(m.book);
+        this.#post({ t: 'ack', seq: m.seq, version: this.#version });
+        return;
+      case 'prepare':
+        void this.#prepare(m.seq, m.engine);
+        return;
+      case 'commit':
+      case 'abort':
+        this.#decisions.get(m.seq)?.(m.t === 'commit');
+        this.#decisions.delete(m.seq);
+        return;
+      case 'close':
+        void this.#close();
+        return;
+    }
+  }
+
+  /** Reload: build the engine and bind new listeners, ack, then swap on commit (or drop on abort). */
+  async #prepare(seq: number, spec: EngineSpec): Promise<void> {
+    const runtime = this.#runtime!;
+    const panel = this.#panel!;
+    let acked = false;
+    try {
+      await runtime.reload(await this.#loaded(spec), async () => {
+        const listeners = await panel.reconfigure?.(spec.config.listeners);
+        this.#registry.adopt(spec.slots);
+        const decided = new Promise<boolean>((resolve) => this.#decisions.set(seq, resolve));
+        acked = true;
+        this.#post({ t: 'ack', seq, version: this.#version });
+        if (!(await decided)) throw new Error('reload aborted by the main thread');
+        return () => {
+          listeners?.();
+          this.#version = spec.version;
+          for (const v of [...this.#books.keys()]) if (v !== spec.version) this.#books.delete(v);
+          for (const v of [...this.#latest.keys()]) if (v !== spec.version) this.#latest.delete(v);
+        };
+      });
+      this.#post({ t: 'ack', seq, version: this.#version });
+    } catch (e) {
+      if (!acked) this.#post({ t: 'nack', seq, error: (e as Error).message });
+      this.#books.delete(spec.version);
+    }
+  }
+
+  #postStats(): void {
+    const open = (this.#panel as { connectionsByListener?(): Record<string, number> }).connectionsByListener?.() ?? {};
+    const text = JSON.stringify(open);
+    if (text === this.#stats) return;
+    this.#stats = text;
+    this.#post({ t: 'stats', open });
+  }
+
+  /** Graceful: the engine panel drains within drainTimeout, then the runtime closes. */
+  async #close(): Promise<void> {
+    if (this.#statsTimer !== undefined) clearInterval(this.#statsTimer);
+    await this.#panel?.close();
+    this.#postStats();
+    await this.#runtime?.close();
+    this.#forwarder.close();
+    this.#post({ t: 'closed' });
+    // Messages posted before exit are delivered; handles a plugin left open must not keep us.
+    setImmediate(() => process.exit(0));
+  }
+
+  #post(m: FromWorker): void {
+    this.#port.postMessage(m);
+  }
+}
+
+if (parentPort !== null) {
+  listenWithReusePort();
+  const port = parentPort;
+  const loop = new WorkerLoop(port, workerData as WorkerInit);
+  loop.start().catch((e: unknown) => {
+    port.postMessage({ t: 'fatal', error: (e as Error).message ?? String(e) } satisfies FromWorker);
+    process.exitCode = 1;
+    port.close();
+  });
+}
