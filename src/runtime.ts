@@ -161,15 +161,8 @@ export class Runtime {
     return runtime;
   }
 
-  /** Per-request access lines and the rate-limited descriptor-exhaustion log line. */
+  /** The rate-limited descriptor-exhaustion log line. */
   #subscribe(): void {
-    const onRequest = (message: unknown) => {
-      if (this.#engine.loaded.config.log.accessMode !== 'per-request') return;
-      const { record } = message as { record: AccessRecord };
-      this.#accessLog({ ...record, line: 'request' });
-    };
-    subscribe(channels.requestEnd.name, onRequest);
-    this.#unsubscribe.push(() => unsubscribe(channels.requestEnd.name, onRequest));
     const onConnect = (message: unknown) => {
       if ((message as { exhausted?: boolean }).exhausted !== true) return;
       this.noteExhausted();

@@ -12,7 +12,7 @@
  */
 import type { Socket } from 'node:net';
 import { clientAddressing } from '../../src/client-ip.ts';
-import type { ListenerConfig } from '../../src/config/schema.ts';
+import { type ListenerConfig, writesRequestLines } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
@@ -75,14 +75,14 @@ export async function handleConnection(
     durationMs: 0,
     result: 'ok',
   };
-  const log = (result: string, status?: number, reason?: string) => {
+  const log = (result: string, status?: number, reason?: string, write = true) => {
     record.result = result;
     if (status !== undefined && status > 0) record.status = status;
     if (reason !== undefined) record.reason = reason;
     record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     record.bytesIn = socket.bytesRead;
     record.bytesOut = socket.bytesWritten;
-    runtime.accessLog(record);
+    if (write) runtime.accessLog(record);
     if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
     done();
   };
@@ -135,8 +135,16 @@ export async function handleConnection(
       request,
       connection: record,
       requestFor: (head, buffer) =>
-        requestFromPeek({ ...first, head, buffer }, { listener: listener.name, socket, addressing: clientAddressing(listener) }),
-      finish: log,
+        requestFromPeek(
+          { ...first, head, buffer },
+          { listener: listener.name, socket, addressing: clientAddressing(listener) },
+        ),
+      ...(writesRequestLines(engine.loaded.config)
+        ? {
+            requestLog: (r: AccessRecord) => runtime.accessLog(r),
+            finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
+          }
+        : { requestLog: undefined, finish: log }),
     });
     return;
   }

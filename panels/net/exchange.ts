@@ -1,8 +1,8 @@
 /**
  * One request/response exchange on a per-request client connection: its access record, its
  * timing, and whether each half has finished. The driver (per-request.ts) creates one per
- * request head and calls `finish` once; the record goes to `channels.requestEnd`, where the
- * runtime writes it as a per-request access line.
+ * request head and calls `finish` once; the record is written as a per-request access line
+ * (when the config asks for them) and published on `channels.requestEnd` for observers.
  */
 import { channels } from '../../src/diagnostics.ts';
 import type { AccessRecord } from '../../src/log.ts';
@@ -20,10 +20,21 @@ export class Exchange {
   requestDone = false;
   responseDone = false;
   readonly #started = performance.now();
+  readonly #write: ((record: AccessRecord) => void) | undefined;
   #finished = false;
 
-  /** `head` and `request` are absent for a head that failed to parse (its record says only why). */
-  constructor(listener: string, client: string, head?: Http1Head, request?: Request) {
+  /**
+   * `head` and `request` are absent for a head that failed to parse (its record says only why);
+   * `write` writes the per-request access line (undefined: connection lines only).
+   */
+  constructor(
+    listener: string,
+    client: string,
+    write: ((record: AccessRecord) => void) | undefined,
+    head?: Http1Head,
+    request?: Request,
+  ) {
+    this.#write = write;
     this.method = head?.method ?? '';
     this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
     this.clientClose = head?.connectionClose ?? true;
@@ -41,7 +52,7 @@ export class Exchange {
     return this.requestDone && this.responseDone;
   }
 
-  /** Ends the exchange with `result` (once); publishes the record on `switchboard:request:end`. */
+  /** Ends the exchange with `result` (once): writes its access line, publishes `switchboard:request:end`. */
   finish(result: string, status?: number, reason?: string): void {
     if (this.#finished) return;
     this.#finished = true;
@@ -50,6 +61,7 @@ export class Exchange {
     if (status !== undefined && status > 0) r.status = status;
     if (reason !== undefined) r.reason = reason;
     r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
+    this.#write?.({ ...r, line: 'request' });
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
   }
 }

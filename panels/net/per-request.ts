@@ -55,8 +55,10 @@ export interface PerRequestStart {
   readonly connection: AccessRecord;
   /** Builds the Request of a later head (same connection facts); throws peer errors. */
   readonly requestFor: (head: Http1Head, buffer: Buffer) => Request;
-  /** Logs the connection once, after the client socket has closed. */
+  /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
   readonly finish: (result: string, status?: number, reason?: string) => void;
+  /** Writes one per-request access line; undefined when the config writes connection lines. */
+  readonly requestLog: ((record: AccessRecord) => void) | undefined;
 }
 
 /** Runs a client connection in per-request mode until it closes. */
@@ -71,6 +73,9 @@ const LINGER_MS = 2_000;
 
 class PerRequestDriver implements LinkOwner {
   readonly #s: PerRequestStart;
+  get #requestLog(): ((record: AccessRecord) => void) | undefined {
+    return this.#s.requestLog;
+  }
   readonly #client: Socket;
   readonly #scanner: Http1HeadScanner;
   readonly #pool = new UpstreamPool();
@@ -230,7 +235,7 @@ class PerRequestDriver implements LinkOwner {
       this.#refuse('bad_request', e.message);
       return -1;
     }
-    const ex = new Exchange(s.listener.name, s.connection.client, head, request);
+    const ex = new Exchange(s.listener.name, s.connection.client, this.#requestLog, head, request);
     this.#exchange = ex;
     if (head.method === 'CONNECT' && !s.listener.allowConnect) {
       this.#refuse('method_not_allowed', `CONNECT is not allowed on listener ${s.listener.name}`);
@@ -456,7 +461,7 @@ class PerRequestDriver implements LinkOwner {
 
   /** A request the router answers itself: sent once nothing is in flight (always so here). */
   #refuse(code: ResultCode, reason?: string): void {
-    const ex = this.#exchange ?? new Exchange(this.#s.listener.name, this.#s.connection.client);
+    const ex = this.#exchange ?? new Exchange(this.#s.listener.name, this.#s.connection.client, this.#requestLog);
     this.#exchange = undefined;
     ex.finish(code, statusOf(code), reason);
     this.#answer(code);

@@ -28,15 +28,13 @@ export class Forwarder {
 
   /**
    * `metrics`: the main thread serves `/metrics` (an admin listener), so the events it counts
-   * are forwarded; `access`: the access log is on; `perRequest`: its lines are per request
-   * (written by the main thread from the forwarded `requestEnd`). Nothing else is subscribed,
-   * so a worker with logs off and no admin posts nothing per connection.
+   * are forwarded; `access`: the access log is on (its lines, per connection or per request,
+   * are posted by `accessLog`). Nothing else is subscribed, so a worker with logs off and no admin posts nothing per connection.
    */
-  constructor(port: MessagePort, want: { metrics: boolean; access: boolean; perRequest: boolean }) {
+  constructor(port: MessagePort, want: { metrics: boolean; access: boolean }) {
     this.#port = port;
     this.#accessOn = want.access;
-    if (want.metrics || (want.access && want.perRequest))
-      this.#on('requestEnd', (m) => ({ record: { ...(m as { record: AccessRecord }).record } }));
+    if (want.metrics) this.#on('requestEnd', (m) => ({ record: { ...(m as { record: AccessRecord }).record } }));
     if (!want.metrics) return;
     this.#on('connectionEnd', (m) => ({ record: { ...(m as { record: AccessRecord }).record } }));
     this.#on('upstreamConnect', (m) => {
@@ -51,9 +49,9 @@ export class Forwarder {
     });
   }
 
-  /** The worker runtime's access log: connection lines are forwarded, per-request lines are not. */
+  /** The worker runtime's access log: every line (connection or request) goes to the main thread. */
   readonly accessLog = (record: AccessRecord): void => {
-    if (record.line === 'request' || !this.#accessOn) return;
+    if (!this.#accessOn) return;
     this.#access.push({ ...record });
     this.#schedule();
   };

@@ -62,7 +62,6 @@ class WorkerLoop {
     this.#forwarder = new Forwarder(port, {
       metrics: config.admin !== undefined,
       access: config.log.access !== 'off',
-      perRequest: config.log.accessMode === 'per-request',
     });
     this.#registry = SharedRegistry.view(init.shared, init.index, {
       onConnectFailed: (id) => this.#forwarder.failed(id),

@@ -101,9 +101,9 @@ export const configSchema = z
         level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
         access: z.string().default('stdout'),
         /** per-connection: one line per connection; per-request: also one line per HTTP/1 request. */
-        accessMode: z.enum(['per-connection', 'per-request']).default('per-connection'),
+        accessMode: z.enum(['auto', 'per-connection', 'per-request']).default('auto'),
       })
-      .default({ level: 'info', access: 'stdout', accessMode: 'per-connection' }),
+      .default({ level: 'info', access: 'stdout', accessMode: 'auto' }),
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();
@@ -130,6 +130,16 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
+
+/**
+ * Whether HTTP/1 connections routed per request write one access line per request (and no
+ * connection line): `log.accessMode: per-request`, or `auto` (the default) with
+ * `routing: per-request`.
+ */
+export function writesRequestLines(config: Config): boolean {
+  const mode = config.log.accessMode;
+  return mode === 'per-request' || (mode === 'auto' && config.routing === 'per-request');
+}
 export type ListenerConfig = z.output<typeof listenerSchema>;
 export type Limits = z.output<typeof limitsSchema>;
 export type AdminConfig = NonNullable<Config['admin']>;

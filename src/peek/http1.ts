@@ -91,6 +91,9 @@ export function peekHttp1(buf: Buffer, maxHeaderBytes: number): Http1Head | unde
   return new Http1HeadScanner(maxHeaderBytes).feed(buf);
 }
 
+/** Methods whose body an HTTP/1.0 hop may not expect (hazard #15). */
+const NO_BODY_1_0 = new Set(['GET', 'HEAD', 'DELETE']);
+
 function bad(what: string): Error {
   return peerError('bad_request', `http1: ${what}`);
 }
@@ -134,6 +137,11 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Ht
   const parts = parseTarget(method, target);
   const hostAuth = resolveHost(g, versionMinor, parts.authority, parts.scheme);
   const bodyFraming = framing(g, versionMinor);
+  // Hazard #15: an HTTP/1.0 intermediary may ignore a body on these methods and read it as the
+  // next request; HAProxy refuses them by default (found by test/adversarial/http1-oracles).
+  if (versionMinor === 0 && bodyFraming.kind !== 'none' && NO_BODY_1_0.has(method)) {
+    throw bad(`a body on an HTTP/1.0 ${method} request`);
+  }
   crossCheck(buf.subarray(start, end), target, versionMinor, headers.length);
   const tokens = connectionTokens(g.connection);
   return {

@@ -39,6 +39,8 @@ describe('GET /metrics', () => {
         operator: 'round-robin',
         addressBook: { name: 'file', path: 'servers.yaml' },
         admin: { address: '127.0.0.1:0' },
+        // One access line per connection, so the test can compare connection counters with it.
+        log: { accessMode: 'per-connection' },
       },
       {
         dir: await tempDir({

@@ -1,0 +1,124 @@
+/**
+ * Shared pieces of the adversarial property tests: how many runs (FUZZ_RUNS for `npm run fuzz`),
+ * a grammar-aware generator of HTTP/1 request heads with the hazards of
+ * reference/peers-reliability.md §3 mixed in, and a verdict wrapper for our parser.
+ */
+import fc from 'fast-check';
+import { isSwitchboardError } from '../../src/errors.ts';
+import { type Http1Head, peekHttp1 } from '../../src/peek/http1.ts';
+
+/** `ci` runs by default; `FUZZ_RUNS=n` (npm run fuzz) multiplies every suite's runs to n. */
+export function runs(ci: number): number {
+  const n = Number(process.env.FUZZ_RUNS);
+  return Number.isFinite(n) && n > 0 ? Math.max(ci, Math.floor(n)) : ci;
+}
+
+/** Per-test timeout that grows with the runs (sockets take ~1–5 ms a run). */
+export function timeoutFor(ci: number, msPerRun = 20, base = 30_000): number {
+  return base + runs(ci) * msPerRun;
+}
+
+/** Our verdict on a complete head: the head, or the typed error's code. */
+export type OurVerdict = { readonly head: Http1Head } | { readonly code: string } | { readonly more: true };
+
+/** Runs our one-shot peek; anything but a SwitchboardError is rethrown (a defect). */
+export function ours(bytes: Buffer, max = 16_384): OurVerdict {
+  try {
+    const head = peekHttp1(bytes, max);
+    return head === undefined ? { more: true } : { head };
+  } catch (e) {
+    if (isSwitchboardError(e)) return { code: e.code };
+    throw e;
+  }
+}
+
+/** Mostly `valid`, sometimes one of `hazards` (so accepted heads are common, yet varied). */
+function mostly<T>(valid: readonly T[], hazards: readonly T[]): fc.Arbitrary<T> {
+  return fc.oneof(
+    { arbitrary: fc.constantFrom(...valid), weight: 12 },
+    { arbitrary: fc.constantFrom(...hazards), weight: 1 },
+  );
+}
+
+// Hazard rows refer to reference/peers-reliability.md §3.
+const method = mostly(['GET', 'POST', 'PUT', 'HEAD', 'OPTIONS', 'DELETE', 'PATCH'], ['get', 'G=T', 'CONNECT']);
+const target = mostly(
+  ['/', '/a/b?c=d', '/x/../y', '//double', '/a%20b', '/~u/x.html', '/a?b=c&d=%2F', 'http://h.test/abs'],
+  ['/%2e%2e/x', '/a%00b', '/a#frag', '/\xe9', '/\x7f', 'http://other.test/abs', '*', 'h.test:443', 'admin', '/a b'], // rows 8, 11
+);
+const version = mostly(['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0'], ['HTTP/1.2', 'http/1.1', 'HTTP/2.0', 'HTTP/1.10']); // row 11
+const sp = mostly([' '], ['  ', '\t']); // row 11: exactly one SP
+const hostValue = mostly(
+  ['h.test', 'H.Test:8080', 'h.test.', '[::1]:80', '127.0.0.1', 'a-b.h.test'],
+  ['a b', 'user@h.test', 'h.test:80:80', '', '\xe9.test', 'h.test:x'], // row 9
+);
+const field = mostly<readonly [string, string]>(
+  [
+    ['X-A', 'v'],
+    ['Accept', '*/*'],
+    ['User-Agent', 'fuzz/1.0 (x; y)'],
+    ['Content-Length', '5'],
+    ['Content-Length', '0'],
+    ['Transfer-Encoding', 'chunked'],
+    ['Connection', 'close'],
+    ['Connection', 'keep-alive'],
+    ['Expect', '100-continue'],
+    ['X-Empty', ''],
+    ['X-Quoted', '"a, b"'],
+  ],
+  [
+    ['Content-Length', '+5'], // row 4
+    ['Content-Length', '5, 5'],
+    ['Content-Length', '0x5'],
+    ['Content-Length', '99999999999999999999999'],
+    ['Transfer-Encoding', 'chunked, identity'], // row 3
+    ['Transfer-Encoding', 'gzip'],
+    ['Transfer-Encoding', 'xchunked'],
+    ['Transfer-Encoding', 'chunked, chunked'],
+    ['Host ', 'h.test'], // row 7
+    ['Ho st', 'h.test'],
+    ['X\x00', 'a'],
+    ['X\xe9', 'a'],
+    ['', 'a'],
+    ['X-Ctl', 'a\x01b'],
+    ['X-Hi', '\xe9'],
+    ['Host', 'h.test'], // row 9: a second Host
+  ],
+);
+const colon = mostly([': ', ':', ':  '], [':\t', ' : ']);
+const eol = mostly(['\r\n'], ['\n', '\r\n ']); // rows 5, 6
+
+/** A complete request head (ends with an empty line), valid or carrying one or more hazards. */
+export const requestHead: fc.Arbitrary<Buffer> = fc
+  .record({
+    lead: mostly([''], ['\r\n']), // row 13
+    method,
+    s1: sp,
+    target,
+    s2: sp,
+    version,
+    host: mostly([true], [false]),
+    hostValue,
+    fields: fc.array(fc.tuple(field, colon, eol), { maxLength: 5 }),
+    eol,
+  })
+  .map((r) => {
+    let text = `${r.lead}${r.method}${r.s1}${r.target}${r.s2}${r.version}${r.eol}`;
+    if (r.host) text += `Host: ${r.hostValue}\r\n`;
+    for (const [[n, v], c, e] of r.fields) text += `${n}${c}${v}${e}`;
+    return Buffer.from(`${text}\r\n`, 'latin1');
+  });
+
+/** The body framing of an accepted head, as a comparable string. */
+export function framingOf(head: Http1Head): string {
+  const f = head.bodyFraming;
+  return f.kind === 'length' ? `length:${f.length}` : f.kind;
+}
+
+/** Host as we normalise it (lower case, no port, one trailing dot removed), from a raw header. */
+export function normaliseHost(raw: string): string {
+  let h = raw.trim().toLowerCase();
+  if (h.startsWith('[')) h = h.slice(0, h.indexOf(']') + 1);
+  else if (h.includes(':')) h = h.slice(0, h.indexOf(':'));
+  return h.endsWith('.') ? h.slice(0, -1) : h;
+}
