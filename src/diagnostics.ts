@@ -3,14 +3,16 @@
  * tests and users subscribe with `node:diagnostics_channel`; publishers check `hasSubscribers`
  * first, so an unobserved channel costs one property read.
  *
- * | channel                          | message                                            |
- * |----------------------------------|----------------------------------------------------|
- * | switchboard:connection:accept    | { listener, socket }                               |
- * | switchboard:route:decided        | { request, candidates } (candidates undefined = no route) |
- * | switchboard:upstream:connect     | { backend, attempt, ok, latencyMs, error? }        |
- * | switchboard:request:end          | { record } one per HTTP/1 request (per-request mode) |
- * | switchboard:connection:end       | { record } the access record of a finished connection |
- * | switchboard:reload               | { ok, version?, errors? }                          |
+ * | channel                          | message                                                  |
+ * |----------------------------------|----------------------------------------------------------|
+ * | switchboard:connection:accept    | { listener, socket }                                     |
+ * | switchboard:route:decided        | { request, candidates, socket? } (candidates undefined = no route) |
+ * | switchboard:upstream:connect     | { backend, attempt, ok, latencyMs, error?, exhausted? }  |
+ * | switchboard:request:end          | { record } one per HTTP/1 request (per-request mode) or HTTP/2 stream |
+ * | switchboard:connection:end       | { record } the access record of a finished connection    |
+ * | switchboard:reload               | { ok, changed, version, errors, trigger }                |
+ *
+ * Channels are process-wide: two routers in one process publish on the same channels.
  */
 import { channel } from 'node:diagnostics_channel';
 

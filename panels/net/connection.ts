@@ -150,7 +150,7 @@ export async function handleConnection(
   }
 
   const candidates = engine.book.findAddresses(request);
-  if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates });
+  if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates, socket });
   if (candidates === undefined) {
     refuse('no_route', peeked.kind);
     return;

@@ -90,6 +90,10 @@ class PerRequestDriver implements LinkOwner {
   #first = true;
   #result = 'ok';
   #linger: NodeJS.Timeout | undefined;
+  /** Set by a graceful shutdown: close after the current response (or now, when idle). */
+  #draining = false;
+  #begun = false;
+  readonly #undrain: () => void;
 
   constructor(s: PerRequestStart) {
     this.#s = s;
@@ -109,6 +113,15 @@ class PerRequestDriver implements LinkOwner {
     c.once('close', this.#onClose);
     c.on('timeout', this.#onTimeout);
     if (limits.idleTimeout > 0) c.setTimeout(limits.idleTimeout);
+    this.#undrain = s.runtime.drain.register({ drain: () => this.#drain() });
+  }
+
+  /** Graceful shutdown: between requests close now; otherwise after the current response. */
+  #drain(): void {
+    this.#draining = true;
+    if (this.#begun && this.#state === 'head' && this.#exchange === undefined && this.#pending === undefined) {
+      this.#close('ok');
+    }
   }
 
   /** Routes the peeked first head and starts reading. */
@@ -116,6 +129,7 @@ class PerRequestDriver implements LinkOwner {
     const { head, buffer, request } = this.#s;
     const consumed = this.#route(head, buffer, request);
     if (consumed >= 0) this.#process(buffer, consumed, 0);
+    this.#begun = true;
     this.#flow();
   }
 
@@ -251,7 +265,8 @@ class PerRequestDriver implements LinkOwner {
       return -1;
     }
     const candidates = s.engine.book.findAddresses(request);
-    if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates });
+    if (channels.routeDecided.hasSubscribers)
+      channels.routeDecided.publish({ request, candidates, socket: this.#client });
     if (candidates === undefined) {
       this.#refuse('no_route');
       return -1;
@@ -381,7 +396,7 @@ class PerRequestDriver implements LinkOwner {
       this.#setLink(undefined);
       link.socket.end();
     }
-    if (ex.clientClose || link?.endsConnection === true) this.#close('ok');
+    if (ex.clientClose || link?.endsConnection === true || this.#draining) this.#close('ok');
     else this.#state = 'head';
   }
 
@@ -552,6 +567,7 @@ class PerRequestDriver implements LinkOwner {
   };
 
   #finish(): void {
+    this.#undrain();
     if (this.#linger !== undefined) clearTimeout(this.#linger);
     const result = this.#result;
     this.#s.finish(result, result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined);

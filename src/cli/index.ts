@@ -30,7 +30,7 @@ export function program(): Command {
   p.command('start')
     .description('run the router')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
-    .option('--panel <name>', 'panel: net')
+    .option('--panel <name>', 'panel: net | http2 | worker')
     .option('--workers <n>', 'worker threads (worker panel)', positiveInt)
     .option('--listen <addr>', 'replace all listeners with one plaintext listener (repeatable)', collect, [])
     .action(async (o: { config: string; panel?: string; workers?: number; listen: string[] }) => {

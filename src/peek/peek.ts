@@ -54,6 +54,7 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
       socket.removeListener('data', onData);
       socket.removeListener('end', onEnd);
       socket.removeListener('error', onError);
+      socket.removeListener('close', onClose);
       socket.pause();
     };
     const fail = (err: PeekFailure) => {
@@ -87,6 +88,9 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
     };
     const onEnd = () =>
       fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', 'client closed before the head was complete'));
+    // A socket destroyed locally (drain, limits) closes without 'end' or 'error'.
+    const onClose = () =>
+      fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', 'connection closed during the peek'));
     const onError = (err: Error) =>
       fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', `client error: ${err.message}`));
     const timer = setTimeout(() => {
@@ -102,6 +106,7 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
     socket.on('data', onData);
     socket.on('end', onEnd);
     socket.on('error', onError);
+    socket.on('close', onClose);
     socket.resume();
   });
 }

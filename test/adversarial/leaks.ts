@@ -6,6 +6,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { CHANNEL_NAMES } from '../../src/diagnostics.ts';
+import type { AccessRecord } from '../../src/log.ts';
 import { eventually, type TestRouter } from '../harness/router.ts';
 
 /** Counts of active libuv resources by type (TCPSocketWrap, Timeout, …). */
@@ -73,4 +74,15 @@ export async function settle(read: () => number, quietPolls = 5, everyMs = 100, 
     last = now;
   }
   return last;
+}
+
+/** Connection access lines (per-request lines, `line: 'request'`, left out). */
+export function connectionLines(router: TestRouter): AccessRecord[] {
+  return router.access.filter((r) => r.line === undefined);
+}
+
+/** Waits until `n` connection lines exist (request lines do not count) and returns them. */
+export async function waitForConnections(router: TestRouter, n: number, timeoutMs = 15_000): Promise<AccessRecord[]> {
+  await eventually(() => connectionLines(router).length >= n, timeoutMs, `${n} connection access lines`);
+  return connectionLines(router);
 }
