@@ -13,14 +13,21 @@ function isModulePath(name: string): boolean {
   return name.startsWith('./') || name.startsWith('../') || isAbsolute(name);
 }
 
+/** Built-in factories by name, each loaded on first use. */
+type Builtins<F> = Readonly<Record<string, () => Promise<F>>>;
+
+const operatorLoaders: Builtins<OperatorFactory> = Object.fromEntries(
+  Object.entries(builtinOperators).map(([name, f]) => [name, async () => f]),
+);
+
 async function resolveRole<F extends Factory<unknown>>(
   role: string,
   name: string,
   dir: string,
-  builtins: Readonly<Record<string, F>>,
+  builtins: Builtins<F>,
 ): Promise<F> {
   if (!isModulePath(name)) {
-    const f = Object.hasOwn(builtins, name) ? builtins[name] : undefined;
+    const f = Object.hasOwn(builtins, name) ? await builtins[name]?.() : undefined;
     if (f === undefined) {
       throw new Error(
         `unknown ${role} ${JSON.stringify(name)}; known: ${Object.keys(builtins).join(', ')} or a module path`,
@@ -44,7 +51,7 @@ async function resolveRole<F extends Factory<unknown>>(
 
 /** The operator factory for a built-in name or module path. */
 export function resolveOperator(name: string, dir: string): Promise<OperatorFactory> {
-  return resolveRole('operator', name, dir, builtinOperators);
+  return resolveRole('operator', name, dir, operatorLoaders);
 }
 
 /** The address-book factory for a built-in name or module path. */

@@ -8,8 +8,6 @@ import type { Command } from 'commander';
 import type { Etcd3, IRequestOp } from 'etcd3';
 import type { RoutingTable } from '../../address-books/bfe/routing-table.ts';
 import { routingTableToYaml } from '../../address-books/bfe/yaml.ts';
-import { readPrefix } from '../../address-books/etcd/book.ts';
-import { connectEtcd } from '../../address-books/etcd/client.ts';
 import { keysToRead, normalisePrefix, tableToKeys } from '../../address-books/etcd/layout.ts';
 import { loadImportSource } from '../../address-books/sqlite/import-source.ts';
 import { compileBfeRead } from '../../address-books/sqlite/view.ts';
@@ -24,7 +22,11 @@ export interface EtcdCliOptions {
   readonly prefix: string;
 }
 
-function client(o: EtcdCliOptions): Etcd3 {
+// The etcd client (and its gRPC stack) is loaded only when an etcd command runs.
+const etcdBook = () => import('../../address-books/etcd/book.ts');
+
+async function client(o: EtcdCliOptions): Promise<Etcd3> {
+  const { connectEtcd } = await import('../../address-books/etcd/client.ts');
   const endpoints = o.endpoints.split(',').map((s) => s.trim());
   return connectEtcd({ endpoints, dialTimeout: 3000, reconnect: { initial: 100, max: 1000 } });
 }
@@ -44,7 +46,7 @@ export async function etcdImportTable(
   format: 'json' | 'yaml' = 'json',
 ): Promise<{ put: number; deleted: number }> {
   const want = tableToKeys(table, prefix, format);
-  const { kvs: have } = await readPrefix(etcd, prefix);
+  const { kvs: have } = await (await etcdBook()).readPrefix(etcd, prefix);
   const puts = [...want].filter(([k, v]) => have.get(k) !== v).sort((a, b) => rank(a[0], prefix) - rank(b[0], prefix));
   const deletes = [...have.keys()].filter((k) => !want.has(k));
   const ops: IRequestOp[] = [
@@ -59,13 +61,13 @@ export async function etcdImportTable(
 
 /** The routes under `prefix`, validated, as YAML. */
 export async function etcdExportYaml(etcd: Etcd3, prefix: string): Promise<string> {
-  const { kvs, revision } = await readPrefix(etcd, prefix);
+  const { kvs, revision } = await (await etcdBook()).readPrefix(etcd, prefix);
   const view = compileBfeRead(keysToRead(kvs, prefix), `etcd ${prefix}`);
   return routingTableToYaml(view.table as RoutingTable, [`exported from etcd ${prefix} at revision ${revision}`]);
 }
 
 async function withClient(what: string, o: EtcdCliOptions, run: (etcd: Etcd3) => Promise<void>): Promise<void> {
-  const etcd = client(o);
+  const etcd = await client(o);
   try {
     await run(etcd);
   } catch (e) {
