@@ -62,11 +62,15 @@ const needs = (binary: string) => () => (which(binary) === undefined ? `${binary
 const nginxStream = () =>
   needs('nginx')() ?? (existsSync(nginxStreamModule) ? undefined : 'nginx stream module missing');
 
-/** Switchboard's `net` panel as a separate process (`bin/switchboard.js start`). */
+/**
+ * Switchboard as a separate process (`bin/switchboard.js start`): the `net` panel, or the
+ * `worker` panel with `workers` threads.
+ */
 export function switchboardTarget(
   name: string,
   routing: 'per-connection' | 'per-request',
   root: string = ROOT,
+  workers?: number,
 ): Target {
   return {
     name,
@@ -79,7 +83,8 @@ export function switchboardTarget(
       await writeFile(config, switchboardConf(port, routing));
       await writeFile(join(dir, 'servers.yaml'), switchboardServers(ctx.backendPort));
       const bin = join(root, 'bin', 'switchboard.js');
-      const child = ctx.spawn.start(process.execPath, [...ctx.nodeFlags, bin, 'start', '--config', config], {
+      const panel = workers === undefined ? [] : ['--panel', 'worker', '--workers', String(workers)];
+      const child = ctx.spawn.start(process.execPath, [...ctx.nodeFlags, bin, 'start', '--config', config, ...panel], {
         cwd: dir,
       });
       await waitForPort(port, child, name);
@@ -123,6 +128,8 @@ export const TARGETS: readonly Target[] = [
     start: (ctx) => startNginx(ctx, 'nginx-http', (d, p) => nginxHttpConf(d, p, ctx.backendPort)),
   },
   switchboardTarget('switchboard-net', 'per-connection'),
+  switchboardTarget('switchboard-per-request', 'per-request'),
+  switchboardTarget('switchboard-worker-2', 'per-connection', ROOT, 2),
   // Before/after: SWB_BENCH_BASELINE=/path/to/other/checkout adds that tree as its own row.
   ...(process.env.SWB_BENCH_BASELINE === undefined
     ? []
