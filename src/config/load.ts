@@ -50,7 +50,13 @@ function parseYaml(path: string, text: string): unknown {
       doc.errors.map((e) => `yaml line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`),
     );
   }
-  return doc.toJS() ?? {};
+  try {
+    return doc.toJS() ?? {};
+  } catch (e) {
+    // toJS() throws plain errors for what parsing let through, e.g. an alias with no anchor
+    // (`*x`); found by test/adversarial/config-fuzz.
+    throw new ConfigError(path, [`yaml: ${(e as Error).message.split('\n')[0]}`]);
+  }
 }
 
 /** Validates an already-parsed config object (also used by tests and the demo). */

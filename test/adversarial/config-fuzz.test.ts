@@ -123,6 +123,8 @@ describe('config loader fuzz', () => {
           '- - - -\n',
           '\t:\n',
           '%YAML 9.9\n---\n',
+          '*!', // an alias without an anchor: toJS() threw a ReferenceError (fixed in src/config/load.ts)
+          'a: *x\n',
         ),
       );
       const file = join(dir, 'fuzz.yaml');

@@ -15,7 +15,15 @@ import {
   tag,
 } from '../harness/nothing-lost.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
-import { acceptedSockets, connectionLines, expectNoLeaks, resources, settle, waitForConnections } from './leaks.ts';
+import {
+  acceptedSockets,
+  connectionLines,
+  expectNoLeaks,
+  firstResult,
+  resources,
+  settle,
+  waitForConnections,
+} from './leaks.ts';
 
 const MiB = 1024 * 1024;
 const BIG = 50 * MiB;
@@ -113,25 +121,22 @@ for (const routing of ['per-connection', 'per-request'] as const) {
       await eventually(() => Buffer.concat(c.received).toString().endsWith('hello'));
       c.socket.end();
       await c.closed;
-      await waitForConnections(router, 1);
-      expect(connectionLines(router)[0]?.result).toBe('ok');
+      expect(await firstResult(router)).toBe('ok');
     });
 
     it('backend resets mid-response: the client is closed, the line says why', async () => {
       const c = await ledger.open(router.port());
       c.write(get('reset', c.id));
       await c.closed;
-      await waitForConnections(router, 1);
       expect(Buffer.concat(c.received).toString()).toContain('partial');
-      expect(connectionLines(router)[0]?.result).not.toBe('ok');
+      expect(await firstResult(router)).not.toBe('ok');
     });
 
     it('backend accepts and never answers: idle timeout closes both sides', async () => {
       const c = await ledger.open(router.port());
       c.write(get('silent', c.id));
       await c.closed;
-      await waitForConnections(router, 1);
-      expect(connectionLines(router)[0]?.result).toBe('idle_timeout');
+      expect(await firstResult(router)).toBe('idle_timeout');
     });
 
     it('backend answers then half-closes: the whole response arrives, logged ok', async () => {
@@ -140,8 +145,7 @@ for (const routing of ['per-connection', 'per-request'] as const) {
       await eventually(() => Buffer.concat(c.received).toString().endsWith('all of it'));
       c.socket.end();
       await c.closed;
-      await waitForConnections(router, 1);
-      expect(connectionLines(router)[0]?.result).toBe('ok');
+      expect(await firstResult(router)).toBe('ok');
     });
 
     it('client resets mid-upload: the backend connection goes too, the line says why', async () => {
@@ -152,8 +156,7 @@ for (const routing of ['per-connection', 'per-request'] as const) {
       await eventually(() => (linked()?.receivedBytes().length ?? 0) > 50_000);
       c.abort();
       await eventually(() => linked()?.socket.destroyed === true || linked()?.socket.readableEnded === true);
-      await waitForConnections(router, 1);
-      expect(connectionLines(router)[0]?.result).not.toBe('ok');
+      expect(await firstResult(router)).not.toBe('ok');
     });
 
     it('a client that never reads a 50 MiB response: the backend is paused, the router buffers little', async () => {
@@ -171,7 +174,7 @@ for (const routing of ['per-connection', 'per-request'] as const) {
         expect(plateau).toBeLessThan(24 * MiB);
         expect(inRouter.writableLength).toBeLessThan(2 * MiB);
         c.abort();
-        await waitForConnections(router, 1);
+        await firstResult(router);
       } finally {
         seen.stop();
       }
@@ -190,7 +193,7 @@ for (const routing of ['per-connection', 'per-request'] as const) {
         c.abort();
         // Reading again lets the backend see the router's close (a paused socket never would).
         for (const b of ledger.linked(c.id)) b.socket.resume();
-        await waitForConnections(router, 1);
+        await firstResult(router);
       } finally {
         seen.stop();
       }
@@ -201,8 +204,7 @@ for (const routing of ['per-connection', 'per-request'] as const) {
       c.write(get('ok', c.id, 'gone.test'));
       await c.closed;
       expect(statusOf(Buffer.concat(c.received))).toBe(502);
-      await waitForConnections(router, 1);
-      expect(connectionLines(router)[0]?.result).toBe('connect_failed');
+      expect(await firstResult(router)).toBe('connect_failed');
     });
 
     it('a thousand connections abandoned mid-peek are each logged client_closed', async () => {
@@ -234,8 +236,7 @@ describe('faults: connect to a blackholed address', () => {
       c.write('GET / HTTP/1.1\r\nHost: x.test\r\n\r\n');
       await c.closed;
       expect(statusOf(Buffer.concat(c.received))).toBe(504);
-      await waitForConnections(router, 1);
-      expect(connectionLines(router)[0]?.result).toBe('connect_timeout');
+      expect(await firstResult(router)).toBe('connect_timeout');
       await expectNoLeaks(router, baseline);
     } finally {
       await router.close();

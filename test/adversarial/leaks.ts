@@ -86,3 +86,20 @@ export async function waitForConnections(router: TestRouter, n: number, timeoutM
   await eventually(() => connectionLines(router).length >= n, timeoutMs, `${n} connection access lines`);
   return connectionLines(router);
 }
+
+/**
+ * The result the access log gives the first connection: its connection line's, or with
+ * per-request lines the first request result that is not ok (else ok). Waits for a line.
+ */
+export async function firstResult(router: TestRouter, timeoutMs = 15_000): Promise<string | undefined> {
+  await eventually(() => router.access.length > 0, timeoutMs, 'an access line');
+  // A request line may precede the connection's end: give the connection a moment to log too.
+  await eventually(
+    () => connectionLines(router).length > 0 || openConnections(router) === 0,
+    timeoutMs,
+    'connection end',
+  );
+  const conn = connectionLines(router)[0];
+  if (conn !== undefined) return conn.result;
+  return router.access.find((r) => r.result !== 'ok')?.result ?? router.access[0]?.result;
+}

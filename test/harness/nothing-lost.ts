@@ -9,7 +9,8 @@
  * 2. The recording backend keeps, per accepted connection, every byte received and every byte
  *    it wrote; its behaviour per connection is the test's (answer, reset, stall, half-close).
  * 3. `reconcile(access)` checks, for each client connection:
- *    a. exactly one connection access line names its client port, with a result code (a client
+ *    a. exactly one connection access line names its client port, with a result code, or (per-request
+ *       access lines) its requests' lines do, the first not-ok one giving the result (a client
  *       that reset before the accept ran may be accounted for by a line naming no client);
  *    b. every backend connection linked to it received a contiguous run of the client's bytes
  *       (nothing invented, nothing reordered), and in total no more than the client sent;
@@ -182,6 +183,14 @@ export class NothingLost {
     for (const c of this.clients) {
       const where = `client ${c.id} (port ${c.port})`;
       const mine = lines.filter((r) => r.client.endsWith(`:${c.port}`));
+      // With per-request access lines (accessMode auto + routing per-request) the requests'
+      // lines account for the connection instead: its result is the first one that is not ok.
+      const requests = access.filter((r) => r.line === 'request' && r.client.endsWith(`:${c.port}`));
+      if (mine.length === 0 && requests.length > 0) {
+        const bad = requests.find((r) => r.result !== 'ok');
+        problems.push(...this.#checkBytes(c, bad ?? { ...requests[0]!, bytesIn: -1 }, where, false));
+        continue;
+      }
       if (mine.length === 0 && c.wentAway && anonymous > 0) {
         anonymous--;
         continue;
@@ -192,12 +201,13 @@ export class NothingLost {
       }
       const record = mine[0]!;
       if (record.result === '') problems.push(`${where}: access line without a result`);
-      problems.push(...this.#checkBytes(c, record, where));
+      problems.push(...this.#checkBytes(c, record, where, true));
     }
     return problems;
   }
 
-  #checkBytes(c: ClientConn, record: AccessRecord, where: string): string[] {
+  /** Rules b–d; `counts` says whether the line's byte counts cover the whole connection. */
+  #checkBytes(c: ClientConn, record: AccessRecord, where: string, counts: boolean): string[] {
     const problems: string[] = [];
     const sent = Buffer.concat(c.sent);
     const received = Buffer.concat(c.received);
@@ -218,6 +228,7 @@ export class NothingLost {
     if (record.result === 'ok' && !c.wentAway) {
       if (backendSent !== received.length)
         problems.push(`${where}: backends sent ${backendSent} bytes, client received ${received.length}`);
+      if (!counts) return problems;
       if (record.bytesIn !== sent.length)
         problems.push(`${where}: logged bytesIn ${record.bytesIn}, client sent ${sent.length}`);
       if (record.bytesOut !== received.length)
