@@ -30,8 +30,16 @@ function trustCheck(l: ListenerConfig): ((ip: string) => boolean) | undefined {
 }
 
 /** Same name and same address: the listener is kept (its socket stays bound) across a reload. */
-function sameSocket(a: ListenerConfig, b: ListenerConfig): boolean {
-  return a.name === b.name && a.address.host === b.address.host && a.address.port === b.address.port;
+/**
+ * Whether `l` asks for the socket `b` already has. A listener configured with port 0 is the same
+ * socket as a config naming the port it was given: rebinding it would reset the connections
+ * waiting in its accept queue.
+ */
+function sameSocket(b: Bound, l: ListenerConfig): boolean {
+  if (b.config.name !== l.name || b.config.address.host !== l.address.host) return false;
+  if (b.config.address.port === l.address.port) return true;
+  const a = b.server.address();
+  return b.config.address.port === 0 && a !== null && typeof a === 'object' && a.port === l.address.port;
 }
 
 class NetPanel implements Panel {
@@ -81,7 +89,7 @@ class NetPanel implements Panel {
     try {
       for (const l of listeners) {
         const b = this.#bound.get(l.name);
-        if (b === undefined || !sameSocket(b.config, l)) added.push(await this.#listen(l));
+        if (b === undefined || !sameSocket(b, l)) added.push(await this.#listen(l));
       }
     } catch (e) {
       for (const b of added) b.server.close();
@@ -91,7 +99,7 @@ class NetPanel implements Panel {
       const wanted = new Map(listeners.map((l) => [l.name, l]));
       for (const [name, b] of this.#bound) {
         const l = wanted.get(name);
-        if (l !== undefined && sameSocket(b.config, l)) {
+        if (l !== undefined && sameSocket(b, l)) {
           b.config = l;
           b.trusted = trustCheck(l);
           continue;

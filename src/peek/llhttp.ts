@@ -9,6 +9,10 @@
  *    the strict checks live in our own code. What llhttp refuses, we refuse too: this includes
  *    methods it does not know (it has a fixed method table).
  * 4. The caller cross-checks what llhttp saw against its own parse; a disagreement is a 400.
+ * 5. llhttp-wasm builds every URL, field and value string with `new TextDecoder()`; creating a
+ *    decoder per string was half the cost of a head. During our synchronous `execute()` the
+ *    global constructor is swapped for one that returns a shared decoder (same output), and
+ *    restored before returning.
  */
 
 import { createParser, type HeadersComplete, type Parser } from 'llhttp-wasm';
@@ -27,6 +31,12 @@ export type LlhttpResult =
 type Kind = 'REQUEST' | 'RESPONSE';
 
 const parsers = new Map<Kind, Parser>();
+
+const sharedDecoder = new TextDecoder();
+/** A stand-in constructor: `new SharedDecoder()` yields the one shared (stateless, utf-8) decoder. */
+const SharedDecoder = function SharedDecoder() {
+  return sharedDecoder;
+} as unknown as typeof TextDecoder;
 let seen: HeadersComplete | undefined;
 
 // The error numbers llhttp returns when it pauses after a CONNECT/Upgrade head; not errors here.
@@ -52,7 +62,14 @@ export function llhttpHead(kind: Kind, head: Uint8Array): LlhttpResult {
   const p = parserFor(kind);
   p.reset();
   seen = undefined;
-  const rc = p.execute(head);
+  const original = globalThis.TextDecoder;
+  globalThis.TextDecoder = SharedDecoder;
+  let rc: number;
+  try {
+    rc = p.execute(head);
+  } finally {
+    globalThis.TextDecoder = original;
+  }
   const msg = seen as HeadersComplete | undefined;
   seen = undefined;
   if ((rc !== OK && rc !== PAUSED_UPGRADE) || msg === undefined) {
