@@ -2,15 +2,16 @@
  * `npm run bench`: every scenario on every target, interleaved, for several rounds; prints a
  * table of medians with ratios, writes bench/results/{results.json,chart.svg}.
  *
- * 1. Start the backend (nginx, or a tuned Node server) and every available target, each in
- *    its own process; a missing peer is skipped with a line saying so.
+ * 1. Group by group (HTTP/1.1, TLS passthrough, HTTP/2: bench/lib/groups.ts), start the group's
+ *    backend (nginx, or a Node server) and every selected, available target, each in its own
+ *    process; a missing peer or tool is skipped with a line saying so.
  * 2. Warm every target, then for each round, for each scenario, measure each target in turn
  *    (A B C A B C…), so drift on the machine hits every target alike.
  * 3. Stop everything (always, even on failure), then summarise: medians, ratios against the
  *    direct backend and the bare Node pipe, the table, the JSON and the chart.
  *
  * Flags: --duration S (per measurement, default 5), --rounds N (3), --scenarios a,b,
- * --targets a,b, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
+ * --targets a,b, --suite default|scaling|all, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
  * --out DIR (bench/results; --out none writes nothing), --profile (Node targets run with
  * --cpu-prof into OUT/profiles).
  */
@@ -18,15 +19,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type Backend, startBackend } from './lib/backend.ts';
 import { renderChart } from './lib/chart.ts';
-import { defaultLoadgen, runLoad } from './lib/loadgen.ts';
+import { GROUPS } from './lib/groups.ts';
+import { defaultLoadgen } from './lib/loadgen.ts';
 import { createSpawner } from './lib/proc.ts';
 import { SCENARIOS } from './lib/scenarios.ts';
-import { SMALL_PATH } from './lib/scenarios-shared.ts';
 import { type Cell, formatTable, type Row, summarise } from './lib/stats.ts';
-import { ROOT, TARGETS } from './lib/targets.ts';
-import type { BenchContext, Running, Target } from './lib/types.ts';
+import { ROOT, SCALING } from './lib/targets.ts';
+import type { BenchContext, MeasureOptions, Metric, Running, Scenario, Target } from './lib/types.ts';
 
 /** What one bench run does. */
 export interface BenchOptions {
@@ -34,6 +34,8 @@ export interface BenchOptions {
   readonly rounds: number;
   readonly scenarios?: readonly string[];
   readonly targets?: readonly string[];
+  /** A named selection of scenarios and targets (`SUITES`); --scenarios/--targets override it. */
+  readonly suite?: string;
   readonly idleConnections: number;
   readonly loadgen?: 'wrk' | 'autocannon';
   readonly backend?: 'nginx' | 'node';
@@ -52,74 +54,159 @@ export interface BenchResult {
   readonly meta: Record<string, unknown>;
 }
 
+/** A named selection: scenarios and targets (undefined: all), and whether optional targets join. */
+interface Suite {
+  readonly scenarios?: readonly string[];
+  readonly targets?: readonly string[];
+  readonly optional: boolean;
+}
+
+/** `--suite`: `default` (every non-optional target), `scaling` (issue 11's rows), `all`. */
+export const SUITES: Readonly<Record<string, Suite>> = {
+  default: { optional: false },
+  scaling: {
+    scenarios: SCALING,
+    targets: [
+      'direct',
+      'node-pipe',
+      'switchboard-net',
+      'switchboard-worker-1',
+      'switchboard-worker-2',
+      'switchboard-worker-4',
+      'haproxy-tcp',
+      'haproxy-tcp-nbthread-2',
+      'haproxy-tcp-nbthread-4',
+    ],
+    optional: true,
+  },
+  all: { optional: true },
+};
+
 const BASELINES = ['direct', 'node-pipe'];
 
-function pick<T extends { name: string }>(all: readonly T[], names: readonly string[] | undefined, what: string): T[] {
-  if (names === undefined) return [...all];
+const groupOf = (s: Scenario) => s.group ?? 'http1';
+const supports = (t: Target, s: Scenario) => t.scenarios === undefined || t.scenarios.includes(s.name);
+
+function pickScenarios(names: readonly string[] | undefined): Scenario[] {
+  if (names === undefined) return [...SCENARIOS];
   return names.map((n) => {
-    const found = all.find((x) => x.name === n);
+    const found = SCENARIOS.find((x) => x.name === n);
     if (found === undefined)
-      throw new Error(`bench: unknown ${what} ${n} (known: ${all.map((x) => x.name).join(', ')})`);
+      throw new Error(`bench: unknown scenario ${n} (known: ${SCENARIOS.map((x) => x.name).join(', ')})`);
     return found;
   });
+}
+
+/** Which targets run: named ones (checked against every group), else the suite's rule. */
+function targetFilter(names: readonly string[] | undefined, optional: boolean): (t: Target) => boolean {
+  if (names === undefined) return (t) => optional || t.optional !== true;
+  const known = new Set(GROUPS.flatMap((g) => g.targets.map((t) => t.name)));
+  for (const n of names)
+    if (!known.has(n)) throw new Error(`bench: unknown target ${n} (known: ${[...known].join(', ')})`);
+  return (t) => names.includes(t.name);
 }
 
 /** Runs the benchmark described by `options`. */
 export async function runBench(options: BenchOptions): Promise<BenchResult> {
   const log = options.log ?? ((l: string) => console.log(l));
-  const scenarios = pick(SCENARIOS, options.scenarios, 'scenario');
+  const suite = SUITES[options.suite ?? 'default'];
+  if (suite === undefined)
+    throw new Error(`bench: unknown suite ${options.suite} (known: ${Object.keys(SUITES).join(', ')})`);
+  const scenarios = pickScenarios(options.scenarios ?? suite.scenarios);
+  const wanted = targetFilter(options.targets ?? suite.targets, suite.optional);
   const loadgen = options.loadgen ?? defaultLoadgen();
   const spawn = createSpawner();
   const dir = await mkdtemp(join(tmpdir(), 'swb-bench-'));
   const profileDir = options.outDir === undefined ? join(dir, 'profiles') : join(options.outDir, 'profiles');
   const nodeFlags = options.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const skipped: { target: string; reason: string }[] = [];
+  const skip = (what: string, reason: string) => {
+    skipped.push({ target: what, reason });
+    log(`skipping ${what}: ${reason}`);
+  };
   const cells: Cell[] = [];
-  const running = new Map<Target, Running>();
-  let backend: Backend | undefined;
+  const backends: Record<string, string> = {};
+  const measure = {
+    durationSec: options.durationSec,
+    loadgen,
+    spawn,
+    idleConnections: options.idleConnections,
+    dir,
+  };
   try {
-    backend = await startBackend(dir, spawn, options.backend === 'node' ? 'node' : undefined);
-    log(`backend: ${backend.kind} on 127.0.0.1:${backend.port}; load generator: ${loadgen}`);
-    const ctx: BenchContext = { backendPort: backend.port, backendPids: backend.pids(), dir, nodeFlags, spawn };
-    for (const t of pick(TARGETS, options.targets, 'target')) {
-      const reason = t.available();
+    for (const group of GROUPS) {
+      const mine = scenarios.filter((s) => {
+        if (groupOf(s) !== group.name) return false;
+        const reason = s.available?.(loadgen);
+        if (reason !== undefined) skip(`scenario ${s.name}`, reason);
+        return reason === undefined;
+      });
+      if (mine.length === 0) continue;
+      const reason = group.available();
       if (reason !== undefined) {
-        skipped.push({ target: t.name, reason });
-        log(`skipping ${t.name}: ${reason}`);
+        for (const s of mine) skip(`scenario ${s.name}`, reason);
         continue;
       }
+      const targets = group.targets.filter((t) => wanted(t) && mine.some((s) => supports(t, s)));
+      if (targets.length === 0) continue;
+      const label = (t: Target) => (group.name === 'http1' ? t.name : `${t.name} (${group.name})`);
+      const running = new Map<Target, Running>();
+      let backend: (Running & { kind: string; altPort?: number }) | undefined;
       try {
-        running.set(t, await t.start(ctx));
-      } catch (e) {
-        skipped.push({ target: t.name, reason: (e as Error).message });
-        log(`skipping ${t.name}: ${(e as Error).message}`);
-      }
-    }
-    const warmupSec = options.warmupSec ?? 1;
-    for (const r of running.values()) {
-      const url = `http://127.0.0.1:${r.port}${SMALL_PATH}`;
-      await runLoad({ url, connections: 16, durationSec: warmupSec, close: false }, loadgen, spawn);
-    }
-    for (const s of scenarios)
-      for (const t of running.keys()) cells.push({ scenario: s.name, target: t.name, rounds: [] });
-    const measure = { durationSec: options.durationSec, loadgen, spawn, idleConnections: options.idleConnections };
-    for (let round = 1; round <= options.rounds; round++) {
-      for (const s of scenarios) {
-        for (const [t, r] of running) {
-          const target = s.fresh ? await t.start(ctx) : r;
+        backend = await group.startBackend(dir, spawn, options.backend === 'node' ? 'node' : undefined);
+        backends[group.name] = backend.kind;
+        log(
+          `${group.name === 'http1' ? '' : `${group.name} `}backend: ${backend.kind} on 127.0.0.1:${backend.port}; load generator: ${loadgen}`,
+        );
+        const ctx: BenchContext = {
+          backendPort: backend.port,
+          backendPids: backend.pids(),
+          dir,
+          nodeFlags,
+          spawn,
+          ...(backend.altPort === undefined ? {} : { backendAltPort: backend.altPort }),
+        };
+        for (const t of targets) {
+          const why = t.available();
+          if (why !== undefined) {
+            skip(label(t), why);
+            continue;
+          }
           try {
-            const m = await s.measure(target, measure);
-            cells.find((c) => c.scenario === s.name && c.target === t.name)?.rounds.push(m);
-            log(`round ${round}/${options.rounds} ${s.name} ${t.name}: ${m.value.toFixed(2)} ${m.unit}`);
-          } finally {
-            if (s.fresh) await target.stop();
+            running.set(t, await t.start(ctx));
+          } catch (e) {
+            skip(label(t), (e as Error).message);
           }
         }
+        const warm = { ...measure, durationSec: options.warmupSec ?? 1 };
+        for (const [t, r] of running) {
+          const first = mine.find((s) => !s.fresh && supports(t, s));
+          await first?.measure(r, warm).catch((e: Error) => log(`warm-up ${label(t)}: ${e.message}`));
+        }
+        for (const s of mine)
+          for (const t of running.keys())
+            if (supports(t, s)) cells.push({ scenario: s.name, target: t.name, rounds: [] });
+        for (let round = 1; round <= options.rounds; round++) {
+          for (const s of mine) {
+            for (const [t, r] of running) {
+              if (!supports(t, s)) continue;
+              const m = await measureOnce(s, t, r, ctx, measure).catch((e: Error) => e);
+              const where = `round ${round}/${options.rounds} ${s.name} ${t.name}`;
+              if (m instanceof Error) {
+                log(`${where}: failed: ${m.message}`);
+                continue;
+              }
+              cells.find((c) => c.scenario === s.name && c.target === t.name)?.rounds.push(m);
+              log(`${where}: ${m.value.toFixed(2)} ${m.unit}`);
+            }
+          }
+        }
+      } finally {
+        for (const r of running.values()) await r.stop();
+        await backend?.stop();
       }
     }
   } finally {
-    for (const r of running.values()) await r.stop();
-    await backend?.stop();
     await spawn.stopAll();
     await rm(dir, { recursive: true, force: true });
   }
@@ -130,7 +217,8 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     machine: { cpu: cpus()[0]?.model, cores: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30) },
     node: process.version,
     loadgen,
-    backend: backend?.kind,
+    backend: backends.http1,
+    backends,
     durationSec: options.durationSec,
     rounds: options.rounds,
     idleConnections: options.idleConnections,
@@ -143,10 +231,26 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     await writeFile(join(options.outDir, 'results.json'), `${JSON.stringify({ meta, rows }, null, 2)}\n`);
     const titles = Object.fromEntries(SCENARIOS.map((s) => [s.name, s.title]));
     const caption = `Switchboard bench, ${meta.date.slice(0, 10)}: ${meta.machine.cores} × ${meta.machine.cpu}, Node ${meta.node}, ${loadgen}, medians of ${options.rounds} × ${options.durationSec}s`;
-    await writeFile(join(options.outDir, 'chart.svg'), renderChart(rows, titles, caption, 'node-pipe'));
+    await writeFile(join(options.outDir, 'chart.svg'), renderChart(rows, titles, caption, BASELINES));
     log(`\nwrote ${join(options.outDir, 'results.json')} and chart.svg`);
   }
   return { rows, skipped, spawned: spawn.spawned, meta };
+}
+
+/** One measurement; a `fresh` scenario gets its own freshly started target. */
+async function measureOnce(
+  s: Scenario,
+  t: Target,
+  r: Running,
+  ctx: BenchContext,
+  options: MeasureOptions,
+): Promise<Metric> {
+  const target = s.fresh ? await t.start(ctx) : r;
+  try {
+    return await s.measure(target, options);
+  } finally {
+    if (s.fresh) await target.stop();
+  }
 }
 
 function list(s: string | undefined): string[] | undefined {
@@ -160,6 +264,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '3' },
       scenarios: { type: 'string' },
       targets: { type: 'string' },
+      suite: { type: 'string' },
       idle: { type: 'string', default: '4000' },
       loadgen: { type: 'string' },
       backend: { type: 'string' },
@@ -183,6 +288,7 @@ async function main(): Promise<void> {
     ...(backend === undefined ? {} : { backend }),
     ...(values.scenarios === undefined ? {} : { scenarios: list(values.scenarios) as string[] }),
     ...(values.targets === undefined ? {} : { targets: list(values.targets) as string[] }),
+    ...(values.suite === undefined ? {} : { suite: values.suite }),
   });
 }
 

@@ -7,7 +7,8 @@ import { BIG_PATH, SMALL_BODY, SMALL_PATH } from './scenarios-shared.ts';
 
 const NGINX_STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
 
-function nginxHead(dir: string, stream: boolean): string {
+/** The head of every nginx config: one worker, generous limits, errors into `dir`. */
+export function nginxHead(dir: string, stream: boolean): string {
   return [
     stream ? `load_module ${NGINX_STREAM_MODULE};` : '',
     process.getuid?.() === 0 ? 'user root;' : '',
@@ -79,10 +80,10 @@ http {
 `;
 }
 
-/** HAProxy in `tcp` or `http` mode, one thread. */
-export function haproxyConf(mode: 'tcp' | 'http', port: number, backendPort: number): string {
+/** HAProxy in `tcp` or `http` mode, one thread unless `threads` says otherwise. */
+export function haproxyConf(mode: 'tcp' | 'http', port: number, backendPort: number, threads = 1): string {
   return `global
-  nbthread 1
+  nbthread ${threads}
   maxconn 9000
 defaults
   mode ${mode}

@@ -23,7 +23,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(here, '..', '..');
 
 /** Starts a Node script from bench/lib (or the repo) as its own process on a fresh port. */
-async function startNode(ctx: BenchContext, name: string, script: string, args: (port: number) => string[]) {
+export async function startNode(ctx: BenchContext, name: string, script: string, args: (port: number) => string[]) {
   const port = await freePort();
   const child = ctx.spawn.start(process.execPath, [...ctx.nodeFlags, script, ...args(port)], { cwd: ctx.dir });
   await waitForPort(port, child, name);
@@ -49,18 +49,43 @@ export async function startNginx(ctx: BenchContext, name: string, conf: (dir: st
   return { port, pids: () => [child.pid], stop: () => child.stop() } satisfies Running;
 }
 
-async function startHaproxy(ctx: BenchContext, name: string, mode: 'tcp' | 'http'): Promise<Running> {
+/** Starts HAProxy with the config `conf(port)` on a fresh port. */
+export async function startHaproxy(ctx: BenchContext, name: string, conf: (port: number) => string): Promise<Running> {
   const port = await freePort();
-  const file = join(ctx.dir, `${name}.cfg`);
-  await writeFile(file, haproxyConf(mode, port, ctx.backendPort));
+  const file = join(ctx.dir, `${name}-${port}.cfg`);
+  await writeFile(file, conf(port));
   const child = ctx.spawn.start(which('haproxy') as string, ['-f', file, '-db']);
   await waitForPort(port, child, name);
   return { port, pids: () => [child.pid], stop: () => child.stop() };
 }
 
-const needs = (binary: string) => () => (which(binary) === undefined ? `${binary} is not installed` : undefined);
+/** `available()` for a target that needs `binary` on PATH. */
+export const needs = (binary: string) => () => (which(binary) === undefined ? `${binary} is not installed` : undefined);
 const nginxStream = () =>
   needs('nginx')() ?? (existsSync(nginxStreamModule) ? undefined : 'nginx stream module missing');
+
+/** Starts `bin/switchboard.js start` (from `root`) with the config `conf(port)` and file book `servers`. */
+export async function startSwitchboard(
+  ctx: BenchContext,
+  name: string,
+  conf: (port: number) => string,
+  servers: string,
+  root: string = ROOT,
+  args: readonly string[] = [],
+): Promise<Running> {
+  const port = await freePort();
+  const dir = join(ctx.dir, `${name}-${port}`);
+  await mkdir(dir, { recursive: true });
+  const config = join(dir, 'switchboard.yaml');
+  await writeFile(config, conf(port));
+  await writeFile(join(dir, 'servers.yaml'), servers);
+  const bin = join(root, 'bin', 'switchboard.js');
+  const child = ctx.spawn.start(process.execPath, [...ctx.nodeFlags, bin, 'start', '--config', config, ...args], {
+    cwd: dir,
+  });
+  await waitForPort(port, child, name);
+  return { port, pids: () => [child.pid], stop: () => child.stop() };
+}
 
 /**
  * Switchboard as a separate process (`bin/switchboard.js start`): the `net` panel, or the
@@ -72,24 +97,24 @@ export function switchboardTarget(
   root: string = ROOT,
   workers?: number,
 ): Target {
+  const panel = workers === undefined ? [] : ['--panel', 'worker', '--workers', String(workers)];
   return {
     name,
     available: () => undefined,
-    async start(ctx) {
-      const port = await freePort();
-      const dir = join(ctx.dir, `${name}-${port}`);
-      await mkdir(dir, { recursive: true });
-      const config = join(dir, 'switchboard.yaml');
-      await writeFile(config, switchboardConf(port, routing));
-      await writeFile(join(dir, 'servers.yaml'), switchboardServers(ctx.backendPort));
-      const bin = join(root, 'bin', 'switchboard.js');
-      const panel = workers === undefined ? [] : ['--panel', 'worker', '--workers', String(workers)];
-      const child = ctx.spawn.start(process.execPath, [...ctx.nodeFlags, bin, 'start', '--config', config, ...panel], {
-        cwd: dir,
-      });
-      await waitForPort(port, child, name);
-      return { port, pids: () => [child.pid], stop: () => child.stop() };
-    },
+    start: (ctx) =>
+      startSwitchboard(ctx, name, (p) => switchboardConf(p, routing), switchboardServers(ctx.backendPort), root, panel),
+  };
+}
+
+/** The scenarios the scaling rows (worker threads, HAProxy nbthread) take part in. */
+export const SCALING = ['keepalive', 'newconn'] as const;
+
+/** HAProxy in front of the HTTP/1 backend with `threads` threads. */
+function haproxyTarget(name: string, mode: 'tcp' | 'http', threads = 1): Target {
+  return {
+    name,
+    available: needs('haproxy'),
+    start: (ctx) => startHaproxy(ctx, name, (p) => haproxyConf(mode, p, ctx.backendPort, threads)),
   };
 }
 
@@ -115,8 +140,8 @@ export const TARGETS: readonly Target[] = [
         String(ctx.backendPort),
       ]),
   },
-  { name: 'haproxy-tcp', available: needs('haproxy'), start: (ctx) => startHaproxy(ctx, 'haproxy-tcp', 'tcp') },
-  { name: 'haproxy-http', available: needs('haproxy'), start: (ctx) => startHaproxy(ctx, 'haproxy-http', 'http') },
+  haproxyTarget('haproxy-tcp', 'tcp'),
+  haproxyTarget('haproxy-http', 'http'),
   {
     name: 'nginx-stream',
     available: nginxStream,
@@ -130,6 +155,11 @@ export const TARGETS: readonly Target[] = [
   switchboardTarget('switchboard-net', 'per-connection'),
   switchboardTarget('switchboard-per-request', 'per-request'),
   switchboardTarget('switchboard-worker-2', 'per-connection', ROOT, 2),
+  // The worker panel's scaling curve (issue 11): keep-alive and churn only.
+  { ...switchboardTarget('switchboard-worker-1', 'per-connection', ROOT, 1), scenarios: SCALING },
+  { ...switchboardTarget('switchboard-worker-4', 'per-connection', ROOT, 4), scenarios: SCALING },
+  { ...haproxyTarget('haproxy-tcp-nbthread-2', 'tcp', 2), scenarios: SCALING },
+  { ...haproxyTarget('haproxy-tcp-nbthread-4', 'tcp', 4), scenarios: SCALING },
   // Before/after: SWB_BENCH_BASELINE=/path/to/other/checkout adds that tree as its own row.
   ...(process.env.SWB_BENCH_BASELINE === undefined
     ? []

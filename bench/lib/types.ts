@@ -17,6 +17,8 @@ export interface BenchContext {
   /** The backend's processes (the `direct` target reports their memory). */
   readonly backendPids: readonly number[];
   readonly dir: string;
+  /** The backend's HTTP/1.1 port when its main port speaks something else (the h2c backend). */
+  readonly backendAltPort?: number;
   /** Extra node flags for Node-based targets (e.g. --cpu-prof). */
   readonly nodeFlags: readonly string[];
   readonly spawn: Spawner;
@@ -28,6 +30,23 @@ export interface Target {
   /** Undefined when it can run; otherwise the reason it is skipped. */
   available(): string | undefined;
   start(ctx: BenchContext): Promise<Running>;
+  /** The scenarios this target takes part in (undefined: every scenario of its group). */
+  readonly scenarios?: readonly string[];
+  /** Left out of the default suite; runs when named in --targets or in a suite that lists it. */
+  readonly optional?: boolean;
+}
+
+/** A backend plus the targets in front of it; a scenario names the group it measures. */
+export interface Group {
+  readonly name: string;
+  /** Undefined when the group's backend can run; otherwise why the group is skipped. */
+  available(): string | undefined;
+  startBackend(
+    dir: string,
+    spawn: Spawner,
+    prefer?: 'node',
+  ): Promise<Running & { readonly kind: string; readonly altPort?: number }>;
+  readonly targets: readonly Target[];
 }
 
 /** One measured number with its unit; `higherIsBetter` sets the ratio direction. */
@@ -45,6 +64,10 @@ export interface Scenario {
   readonly title: string;
   /** True when the target must be freshly started for this scenario (memory). */
   readonly fresh: boolean;
+  /** The group whose backend and targets this scenario measures (default `http1`). */
+  readonly group?: string;
+  /** Undefined when it can run with `loadgen`; otherwise why the scenario is skipped. */
+  available?(loadgen: 'wrk' | 'autocannon'): string | undefined;
   measure(target: Running, options: MeasureOptions): Promise<Metric>;
 }
 
@@ -54,6 +77,8 @@ export interface MeasureOptions {
   readonly loadgen: 'wrk' | 'autocannon';
   readonly spawn: Spawner;
   readonly idleConnections: number;
+  /** A scratch folder for load-generator logs. */
+  readonly dir: string;
 }
 
 /** Starts child processes and remembers them so the harness can tear every one down. */

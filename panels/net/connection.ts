@@ -25,6 +25,7 @@ import type { Runtime } from '../../src/runtime.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream.ts';
+import { clientAddress } from './client-address.ts';
 import { runPerRequest } from './per-request.ts';
 
 const LINGER_MS = 2_000;
@@ -69,7 +70,7 @@ export async function handleConnection(
   const started = performance.now();
   const record: AccessRecord = {
     listener: listener.name,
-    client: `${socket.remoteAddress}:${socket.remotePort}`,
+    client: clientAddress(socket),
     bytesIn: 0,
     bytesOut: 0,
     durationMs: 0,
@@ -149,6 +150,10 @@ export async function handleConnection(
     return;
   }
 
+  if (peeked.kind === 'http1' && peeked.head.method === 'CONNECT' && !listener.allowConnect) {
+    refuse('method_not_allowed', 'http1', `CONNECT is not allowed on listener ${listener.name}`);
+    return;
+  }
   const candidates = engine.book.findAddresses(request);
   if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates, socket });
   if (candidates === undefined) {

@@ -10,6 +10,7 @@ import { cidrContains, parseCidr } from '../../src/ip.ts';
 import type { PanelFactory } from '../../src/panels.ts';
 import type { Runtime } from '../../src/runtime.ts';
 import type { Panel } from '../../src/types.ts';
+import { clientAddress } from './client-address.ts';
 import { handleConnection } from './connection.ts';
 import { handleTerminated } from './tls-terminate.ts';
 
@@ -147,7 +148,7 @@ class NetPanel implements Panel {
     socket.destroy();
     const record = {
       listener: listener.name,
-      client: `${socket.remoteAddress}:${socket.remotePort}`,
+      client: clientAddress(socket),
       bytesIn: 0,
       bytesOut: 0,
       durationMs: 0,

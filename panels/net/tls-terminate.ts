@@ -21,6 +21,7 @@ import { channels } from '../../src/diagnostics.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { Runtime } from '../../src/runtime.ts';
 import type { ListenerTls } from '../../src/tls/listener-tls.ts';
+import { clientAddress } from './client-address.ts';
 import { handleConnection } from './connection.ts';
 
 interface Pending {
@@ -111,7 +112,7 @@ export function handleTerminated(
   const engine = runtime.engine;
   const tls = engine.tls.listeners.get(listener.name);
   const started = performance.now();
-  const client = `${raw.remoteAddress}:${raw.remotePort}`;
+  const client = clientAddress(raw);
   raw.on('error', () => {});
   if (tls === undefined) {
     // The listener was bound as terminating but this engine has no certificates for it.

@@ -11,7 +11,7 @@
  * 3. `reconcile(access)` checks, for each client connection:
  *    a. exactly one connection access line names its client port, with a result code, or (per-request
  *       access lines) its requests' lines do, the first not-ok one giving the result (a client
- *       that reset before the accept ran may be accounted for by a line naming no client);
+ *       that reset before the accept ran may be accounted for by a line naming client `unknown`);
  *    b. every backend connection linked to it received a contiguous run of the client's bytes
  *       (nothing invented, nothing reordered), and in total no more than the client sent;
  *    c. if fewer bytes reached backends than the client sent, the line's result is not `ok`
@@ -178,8 +178,8 @@ export class NothingLost {
     const problems: string[] = [];
     const lines = access.filter((r) => r.line === undefined);
     // A peer that reset before the accept ran has no address any more (getpeername fails), so
-    // its line names no client: such a line may account for one client that has no line.
-    let anonymous = lines.filter((r) => r.client.startsWith('undefined:')).length;
+    // its line names client `unknown`: such a line may account for one client that has no line.
+    let anonymous = lines.filter((r) => r.client === 'unknown').length;
     for (const c of this.clients) {
       const where = `client ${c.id} (port ${c.port})`;
       const mine = lines.filter((r) => r.client.endsWith(`:${c.port}`));

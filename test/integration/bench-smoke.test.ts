@@ -4,7 +4,7 @@
  * on speed (STYLE §20).
  */
 import { describe, expect, it } from 'vitest';
-import { isRunning } from '../../bench/lib/proc.ts';
+import { isRunning, which } from '../../bench/lib/proc.ts';
 import { runBench } from '../../bench/run.ts';
 
 describe('bench harness smoke', () => {
@@ -31,4 +31,32 @@ describe('bench harness smoke', () => {
     }
     expect(lines.some((l) => l.startsWith('backend: '))).toBe(true);
   }, 60_000);
+
+  const tools = ['wrk', 'h2load', 'openssl'].every((t) => which(t) !== undefined);
+  it.skipIf(!tools)(
+    'runs the TLS passthrough and HTTP/2 groups through Switchboard without errors',
+    async () => {
+      const result = await runBench({
+        durationSec: 1,
+        rounds: 1,
+        warmupSec: 1,
+        idleConnections: 10,
+        scenarios: ['tlsconn', 'h2'],
+        targets: ['direct', 'switchboard-net', 'switchboard-http2'],
+        log: () => {},
+      });
+      for (const pid of result.spawned) expect(isRunning(pid), `pid ${pid} still running`).toBe(false);
+      expect(result.rows.map((r) => `${r.scenario} ${r.target}`)).toEqual([
+        'tlsconn direct',
+        'tlsconn switchboard-net',
+        'h2 direct',
+        'h2 switchboard-http2',
+      ]);
+      for (const row of result.rows) {
+        expect(row.median, `${row.scenario} ${row.target}`).toBeGreaterThan(0);
+        expect(row.extra.errors, `${row.scenario} ${row.target} errors`).toBe(0);
+      }
+    },
+    90_000,
+  );
 });

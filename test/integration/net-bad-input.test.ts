@@ -184,3 +184,25 @@ describe('net panel: backends that fail', () => {
     }
   });
 });
+
+describe('net panel: CONNECT in per-connection mode', () => {
+  it('is refused with 405 unless the listener allows it, and nothing reaches the backend', async () => {
+    const sink = await startTcpBackend('sink');
+    const router = await startTestRouter(
+      { routing: 'per-connection', operator: 'round-robin', addressBook: { name: 'file', path: 's.yaml' } },
+      { dir: await tempDir({ 's.yaml': `- { host: "*", backends: [${sink.address}] }\n` }) },
+    );
+    try {
+      const res = await rawRequest(
+        router.port(),
+        'CONNECT db.internal:5432 HTTP/1.1\r\nHost: db.internal:5432\r\n\r\n',
+      );
+      expect(statusOf(res)).toBe(405);
+      expect(headerOf(res, 'X-Switchboard-Error')).toBe('method_not_allowed');
+      expect(sink.hits).toBe(0);
+    } finally {
+      await router.close();
+      await sink.close();
+    }
+  });
+});

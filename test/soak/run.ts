@@ -1,19 +1,27 @@
 /**
- * `npm run soak`: the full soak (issue 13 §4), 10 minutes by default (SOAK_SECONDS), reloads
- * every 30 s, a backend restarted every minute; prints the figures as JSON, exits 1 on failure.
+ * `npm run soak`: the full soak (issue 13 §4), SOAK_SECONDS per panel (default 600) through the
+ * panels in SOAK_PANELS (default `net,worker`), reloads every 30 s, a backend restarted every
+ * minute; prints the figures of each, exits 1 if any failed.
  */
-import { runSoak } from './soak.ts';
+import { formatReport, PANELS, runSoak, verdict } from './soak.ts';
 
 const seconds = Number(process.env.SOAK_SECONDS ?? 600);
-const report = await runSoak({
-  durationMs: seconds * 1000,
-  reloadEveryMs: 30_000,
-  restartEveryMs: 60_000,
-  warmupMs: Math.min(60_000, (seconds * 1000) / 5),
-});
-console.log(JSON.stringify(report, null, 2));
-const ok =
-  report.errors.unexplained.length === 0 &&
-  report.fds.after <= report.fds.start &&
-  report.rss.after <= report.rss.warm * 1.1;
-process.exit(ok ? 0 : 1);
+const panels = (process.env.SOAK_PANELS ?? 'net,worker').split(',').filter((p) => p !== '');
+let failed = false;
+for (const panel of panels) {
+  if (!(panel in PANELS)) {
+    console.error(`soak: unknown panel ${panel} (expected ${Object.keys(PANELS).join(', ')})`);
+    process.exit(2);
+  }
+  const report = await runSoak({
+    panel: panel as keyof typeof PANELS,
+    durationMs: seconds * 1000,
+    reloadEveryMs: 30_000,
+    restartEveryMs: 60_000,
+    warmupMs: Math.min(60_000, (seconds * 1000) / 5),
+  });
+  console.log(JSON.stringify(report, null, 2));
+  console.log(formatReport(report));
+  failed ||= verdict(report).length > 0;
+}
+process.exit(failed ? 1 : 0);

@@ -2,30 +2,41 @@
  * The soak (issue 13 §4): the real CLI in a child process under mixed traffic for a bounded time,
  * with config reloads and backend restarts, then its RSS, descriptors and errors are accounted.
  *
- * 1. Two HTTP backends (plain requests, uploads, WebSocket echo) and one h2c backend listen on
- *    fixed loopback ports so a restart comes back on the same address.
- * 2. The router runs `bin/switchboard.js start` (net panel, per-request routing) with its access
- *    log in a file; a reload rewrites the config (a comment changes, so it is not a no-op) and
- *    sends SIGHUP; a restart closes one HTTP backend and listens again a moment later.
+ * 1. Backends on fixed loopback ports (a restart comes back on the same address): two HTTP
+ *    backends (plain requests, uploads, WebSocket echo), an h2c backend and a TLS echo backend.
+ * 2. The router runs `bin/switchboard.js start` with the panel's CLI arguments (`net`, or
+ *    `--panel worker --workers 2`) and three listeners: `web` (plaintext, per-request routing),
+ *    `tls` (passthrough by SNI to the TLS backend) and `term` (TLS terminated with a certificate
+ *    of the soak's CA, then HTTP routing inside). Its access log goes to a file.
  * 3. Traffic loops run until the deadline: keep-alive GETs, a new connection per GET (churn),
- *    256 KiB uploads checked byte for byte, WebSocket echo sessions, h2c streams.
- * 4. Errors seen by a client within a restart window (±2 s) are explained by it; any other is
- *    unexplained. RSS and descriptors are read from /proc after warm-up and after traffic stops.
+ *    256 KiB uploads checked by length, WebSocket echo sessions, h2c streams, TLS passthrough
+ *    echo (verified handshake with the backend, 32 KiB echoed byte for byte) and keep-alive
+ *    HTTPS GETs through the terminating listener.
+ * 4. A reload rewrites the config (a comment changes, so it is not a no-op) and sends SIGHUP; a
+ *    restart stops one backend (HTTP a, HTTP b, TLS in turn) and starts it again 500 ms later.
+ * 5. Errors seen by a client within a restart window (±2 s) are explained by it; any other is
+ *    unexplained. RSS (the whole process, every thread) and descriptors are read from /proc:
+ *    at start, as the median of several readings once warm-up has passed, and as the median of
+ *    several readings once traffic has stopped and the descriptors have come back.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { Agent, createServer, request, type Server } from 'node:http';
-import { createServer as createH2Server, connect as h2connect } from 'node:http2';
-import type { Socket } from 'node:net';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WebSocket, WebSocketServer } from 'ws';
-import { spawnCli } from '../harness/cli.ts';
+import { createPki } from '../harness/certs.ts';
 import { freePort } from '../harness/haproxy.ts';
 import { tempDir } from '../harness/router.ts';
+import { h2cBackend, httpBackend, type Restartable, tlsEchoBackend } from './backends.ts';
+import { fdsOf, medianOf, rssOf, startRouterProcess } from './process.ts';
+import { h2cSession, httpExchange, tlsEcho, wsSession } from './traffic.ts';
+
+/** The panels a soak can run through, with the CLI arguments that select them. */
+export const PANELS = { net: [], worker: ['--panel', 'worker', '--workers', '2'] } as const;
 
 /** Soak settings. */
 export interface SoakOptions {
+  readonly panel: keyof typeof PANELS;
   readonly durationMs: number;
   readonly reloadEveryMs: number;
   readonly restartEveryMs: number;
@@ -34,56 +45,27 @@ export interface SoakOptions {
 
 /** What a soak measured. */
 export interface SoakReport {
+  readonly panel: string;
+  readonly durationMs: number;
   readonly requests: Record<string, number>;
   readonly errors: { readonly explained: Record<string, number>; readonly unexplained: string[] };
   readonly reloads: number;
   readonly restarts: number;
-  readonly rss: { readonly warm: number; readonly after: number };
+  readonly rss: { readonly start: number; readonly warm: number; readonly after: number };
   readonly fds: { readonly start: number; readonly warm: number; readonly after: number };
   readonly accessResults: Record<string, number>;
 }
 
-/** An HTTP backend (GET, upload byte count, WebSocket echo) that can be restarted on its port. */
-class RestartableBackend {
-  readonly port: number;
-  #server: Server | undefined;
-  readonly #sockets = new Set<Socket>();
-  constructor(port: number) {
-    this.port = port;
-  }
-  async start(): Promise<void> {
-    const server = createServer((req, res) => {
-      let n = 0;
-      req.on('data', (c: Buffer) => (n += c.length));
-      req.on('end', () => res.end(String(n)));
-    });
-    const wss = new WebSocketServer({ server });
-    wss.on('connection', (ws) => ws.on('message', (m, binary) => ws.send(m, { binary })));
-    server.on('connection', (s: Socket) => {
-      this.#sockets.add(s);
-      s.on('close', () => this.#sockets.delete(s));
-    });
-    await new Promise<void>((r) => server.listen(this.port, '127.0.0.1', () => r()));
-    this.#server = server;
-  }
-  async stop(): Promise<void> {
-    const s = this.#server;
-    this.#server = undefined;
-    for (const sock of this.#sockets) sock.destroy();
-    if (s !== undefined) await new Promise((r) => s.close(r));
-  }
-}
-
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) * 1024;
-}
-const fdsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+/** The kinds of traffic every soak must have carried. */
+export const KINDS = ['keep-alive', 'churn', 'upload', 'websocket', 'h2c', 'tls-passthrough', 'tls-terminate'];
 
 function configText(access: string, n: number): string {
   return [
     `# reload ${n}`,
-    'listeners: [{ name: web, address: "127.0.0.1:0" }]',
+    'listeners:',
+    '  - { name: web, address: "127.0.0.1:0" }',
+    '  - { name: tls, address: "127.0.0.1:0", tls: passthrough }',
+    '  - { name: term, address: "127.0.0.1:0", tls: terminate, certificates: [{ cert: router.crt, key: router.key }] }',
     'routing: per-request',
     'limits: { drainTimeout: 2s, idleTimeout: 20s }',
     'operator: round-robin',
@@ -95,41 +77,46 @@ function configText(access: string, n: number): string {
 
 /** Runs one soak and returns its figures (the router and backends are gone when it resolves). */
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
-  const [pa, pb, ph2] = [await freePort(), await freePort(), await freePort()];
-  const backends = [new RestartableBackend(pa), new RestartableBackend(pb)];
-  for (const b of backends) await b.start();
-  const h2 = createH2Server();
-  h2.on('stream', (stream) => {
-    stream.respond({ ':status': 200 });
-    stream.end('h2c');
-  });
-  await new Promise<void>((r) => h2.listen(ph2, '127.0.0.1', () => r()));
+  const pki = await createPki();
+  const backendCert = await pki.leaf('backend', { dns: ['tls.test'] });
+  const routerCert = await pki.leaf('router', { dns: ['term.test'] });
+  const [pa, pb, ph2, ptls] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const restartable: Restartable[] = [
+    httpBackend('a', pa),
+    httpBackend('b', pb),
+    tlsEchoBackend('tls', ptls, backendCert),
+  ];
+  const h2 = h2cBackend('h2c', ph2);
+  for (const b of [...restartable, h2]) await b.start();
   const dir = await tempDir({
     'servers.yaml': [
       `- { host: h2c.test, backends: [127.0.0.1:${ph2}] }`,
+      `- { host: tls.test, backends: [127.0.0.1:${ptls}] }`,
       `- { host: "*", backends: [127.0.0.1:${pa}, 127.0.0.1:${pb}] }`,
       '',
     ].join('\n'),
+    'router.crt': routerCert.certPem,
+    'router.key': routerCert.keyPem,
   });
   const access = join(dir, 'access.log');
   const file = join(dir, 'switchboard.yaml');
   let reloads = 0;
   await writeFile(file, configText(access, 0));
-  const cli = spawnCli(file);
-  const pid = cli.child.pid ?? 0;
-  const port = await cli.port('web');
-  const startFds = fdsOf(pid);
+  const router = startRouterProcess(file, PANELS[o.panel]);
+  const { pid } = router;
+  const [port, tlsPort, termPort] = [await router.port('web'), await router.port('tls'), await router.port('term')];
+  await router.waitForLog((l) => l.msg === 'switchboard started');
+  const start = { rss: await medianOf(() => rssOf(pid), 5, 200), fds: fdsOf(pid) };
 
   const requests: Record<string, number> = {};
   const failures: { kind: string; at: number; message: string }[] = [];
   const restarts: { from: number; to: number }[] = [];
   const deadline = Date.now() + o.durationMs;
-  const count = (k: string) => (requests[k] = (requests[k] ?? 0) + 1);
   const loop = async (kind: string, once: () => Promise<void>) => {
     while (Date.now() < deadline) {
       try {
         await once();
-        count(kind);
+        requests[kind] = (requests[kind] ?? 0) + 1;
       } catch (e) {
         failures.push({ kind, at: Date.now(), message: (e as Error).message });
         await sleep(20);
@@ -137,61 +124,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     }
   };
   const keepAlive = new Agent({ keepAlive: true, maxSockets: 4 });
-  const get = (host: string, agent: Agent | false, body?: Buffer) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(
-        { port, host: '127.0.0.1', method: body ? 'POST' : 'GET', path: '/', headers: { host }, agent },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => {
-            if (res.statusCode !== 200)
-              reject(new Error(`status ${res.statusCode} ${res.headers['x-switchboard-error'] ?? ''}`));
-            else if (body !== undefined && Number(text) !== body.length)
-              reject(new Error(`upload: backend got ${text}`));
-            else resolve();
-          });
-          res.on('error', reject);
-        },
-      );
-      req.setTimeout(10_000, () => req.destroy(new Error('request timeout')));
-      req.on('error', reject);
-      req.end(body);
-    });
+  const httpsKeepAlive = new HttpsAgent({ keepAlive: true, maxSockets: 2 });
+  const term = { ca: pki.ca.certPem, servername: 'term.test' };
   const upload = Buffer.alloc(256 * 1024, 0x75);
-  const ws = () =>
-    new Promise<void>((resolve, reject) => {
-      const sock = new WebSocket(`ws://127.0.0.1:${port}/`, { headers: { host: 'ws.test' } });
-      let echoed = 0;
-      sock.on('open', () => sock.send('m0'));
-      sock.on('message', (m) => {
-        if (String(m) !== `m${echoed}`) return reject(new Error(`ws: echo ${String(m)}`));
-        if (++echoed === 10) sock.close();
-        else sock.send(`m${echoed}`);
-      });
-      sock.on('close', () => (echoed === 10 ? resolve() : reject(new Error(`ws: closed after ${echoed}`))));
-      sock.on('error', reject);
-    });
-  const h2c = () =>
-    new Promise<void>((resolve, reject) => {
-      const session = h2connect(`http://127.0.0.1:${port}`);
-      session.on('error', reject);
-      let done = 0;
-      for (let i = 0; i < 5; i++) {
-        const s = session.request({ ':path': '/', ':authority': 'h2c.test' });
-        let text = '';
-        s.on('data', (c: Buffer) => (text += c.toString()));
-        s.on('error', reject);
-        s.on('end', () => {
-          if (text !== 'h2c') reject(new Error(`h2c: ${text}`));
-          if (++done === 5) {
-            session.close();
-            resolve();
-          }
-        });
-        s.end();
-      }
-    });
 
   const chores = (async () => {
     let nextReload = Date.now() + o.reloadEveryMs;
@@ -203,11 +138,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         nextReload += o.reloadEveryMs;
         reloads++;
         await writeFile(file, configText(access, reloads));
-        cli.child.kill('SIGHUP');
+        router.kill('SIGHUP');
       }
       if (Date.now() >= nextRestart) {
         nextRestart += o.restartEveryMs;
-        const b = backends[which++ % 2]!;
+        const b = restartable[which++ % restartable.length]!;
         const from = Date.now();
         await b.stop();
         await sleep(500);
@@ -219,30 +154,29 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let warm = { rss: 0, fds: 0 };
   const warmup = (async () => {
     await sleep(o.warmupMs);
-    warm = { rss: rssOf(pid), fds: fdsOf(pid) };
+    warm = { rss: await medianOf(() => rssOf(pid), 7, 500), fds: fdsOf(pid) };
   })();
   await Promise.all([
-    loop('keep-alive', () => get('ka.test', keepAlive)),
-    loop('keep-alive', () => get('ka.test', keepAlive)),
-    loop('churn', () => get('churn.test', false)),
-    loop('upload', () => get('up.test', keepAlive, upload)),
-    loop('websocket', ws),
-    loop('h2c', h2c),
+    loop('keep-alive', () => httpExchange(port, 'ka.test', keepAlive)),
+    loop('keep-alive', () => httpExchange(port, 'ka.test', keepAlive)),
+    loop('churn', () => httpExchange(port, 'churn.test', false)),
+    loop('upload', () => httpExchange(port, 'up.test', keepAlive, upload)),
+    loop('websocket', () => wsSession(port)),
+    loop('h2c', () => h2cSession(port)),
+    loop('tls-passthrough', () => tlsEcho(tlsPort, 'tls.test', pki.ca.certPem)),
+    loop('tls-terminate', () => httpExchange(termPort, 'term.test', httpsKeepAlive, undefined, term)),
     chores,
     warmup,
   ]);
   keepAlive.destroy();
+  httpsKeepAlive.destroy();
   // Idle now: give the router time to close what the clients closed, then read its figures.
-  let after = { rss: rssOf(pid), fds: fdsOf(pid) };
   const until = Date.now() + 15_000;
-  while (after.fds > startFds && Date.now() < until) {
-    await sleep(200);
-    after = { rss: rssOf(pid), fds: fdsOf(pid) };
-  }
-  cli.kill('SIGTERM');
-  await cli.exited;
-  for (const b of backends) await b.stop();
-  await new Promise((r) => h2.close(r));
+  while (fdsOf(pid) > start.fds && Date.now() < until) await sleep(200);
+  const after = { rss: await medianOf(() => rssOf(pid), 7, 500), fds: fdsOf(pid) };
+  router.kill('SIGTERM');
+  await router.exited;
+  for (const b of [...restartable, h2]) await b.stop();
 
   const explained: Record<string, number> = {};
   const unexplained: string[] = [];
@@ -257,13 +191,46 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const r = (JSON.parse(line) as { result?: string }).result ?? '?';
     accessResults[r] = (accessResults[r] ?? 0) + 1;
   }
+  await rm(dir, { recursive: true, force: true });
+  await pki.close();
   return {
+    panel: o.panel,
+    durationMs: o.durationMs,
     requests,
     errors: { explained, unexplained },
     reloads,
     restarts: restarts.length,
-    rss: { warm: warm.rss, after: after.rss },
-    fds: { start: startFds, warm: warm.fds, after: after.fds },
+    rss: { start: start.rss, warm: warm.rss, after: after.rss },
+    fds: { start: start.fds, warm: warm.fds, after: after.fds },
     accessResults,
   };
+}
+
+/** The pass criteria of the issue; returns what failed (empty = passed). */
+export function verdict(r: SoakReport): string[] {
+  const out: string[] = [];
+  if (r.errors.unexplained.length > 0) out.push(`${r.errors.unexplained.length} unexplained errors`);
+  for (const k of KINDS) if ((r.requests[k] ?? 0) === 0) out.push(`no ${k} traffic`);
+  if (r.fds.after > r.fds.start) out.push(`descriptors ${r.fds.after} > baseline ${r.fds.start}`);
+  if (r.rss.after > r.rss.warm * 1.1) out.push(`RSS ${mib(r.rss.after)} > 110% of warm ${mib(r.rss.warm)}`);
+  return out;
+}
+
+const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+
+/** The figures as a few human-readable lines (requests by kind, errors by cause, RSS, fds). */
+export function formatReport(r: SoakReport): string {
+  const byCause: Record<string, number> = {};
+  for (const u of r.errors.unexplained) byCause[u] = (byCause[u] ?? 0) + 1;
+  const pct = r.rss.warm > 0 ? ((r.rss.after / r.rss.warm - 1) * 100).toFixed(1) : '?';
+  return [
+    `soak ${r.panel}: ${r.durationMs / 1000} s, ${r.reloads} reloads, ${r.restarts} backend restarts`,
+    `  requests: ${JSON.stringify(r.requests)}`,
+    `  errors explained: ${JSON.stringify(r.errors.explained)}`,
+    `  errors unexplained: ${JSON.stringify(byCause)}`,
+    `  access results: ${JSON.stringify(r.accessResults)}`,
+    `  rss: start ${mib(r.rss.start)}, warm ${mib(r.rss.warm)}, after ${mib(r.rss.after)} (${pct}% vs warm)`,
+    `  fds: start ${r.fds.start}, warm ${r.fds.warm}, after ${r.fds.after}`,
+    `  verdict: ${verdict(r).join('; ') || 'pass'}`,
+  ].join('\n');
 }

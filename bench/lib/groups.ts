@@ -1,0 +1,20 @@
+/**
+ * Every group of the harness: a backend plus the targets in front of it. Scenarios name their
+ * group (`Scenario.group`); a group runs only when one of its scenarios is selected.
+ */
+import { startBackend } from './backend.ts';
+import { H2_GROUP } from './group-h2.ts';
+import { TLS_GROUP } from './group-tls.ts';
+import { TARGETS } from './targets.ts';
+import type { Group } from './types.ts';
+
+/** The HTTP/1.1 group: the plain backend (bench/lib/backend.ts) and `TARGETS`. */
+export const HTTP1_GROUP: Group = {
+  name: 'http1',
+  available: () => undefined,
+  startBackend,
+  targets: TARGETS,
+};
+
+/** Every group, in table order. */
+export const GROUPS: readonly Group[] = [HTTP1_GROUP, TLS_GROUP, H2_GROUP];
