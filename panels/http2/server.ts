@@ -11,6 +11,7 @@
  * 3. `close`: stop accepting, GOAWAY every client session, let streams finish within
  *    `drainTimeout`, then close the upstream pools; `destroy` closes everything now.
  */
+
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import {
   createServer as createH2Server,
@@ -24,6 +25,7 @@ import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panels.ts';
 import type { Runtime } from '../../src/runtime.ts';
+import { clientAddress } from '../net/client-address.ts';
 import type { DownResponse } from './errors.ts';
 import { sniffPreface } from './sniff.ts';
 import { handleStream, type StreamContext } from './stream.ts';
@@ -142,7 +144,7 @@ class Http2Panel implements BoundPanel {
       socket.destroy();
       const record = {
         listener: l.name,
-        client: `${socket.remoteAddress}:${socket.remotePort}`,
+        client: clientAddress(socket),
         bytesIn: 0,
         bytesOut: 0,
         durationMs: 0,

@@ -20,6 +20,7 @@ import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { Engine, Runtime } from '../../src/runtime.ts';
 import { type Attempt, type Candidates, isRefusal, type Jack } from '../../src/types.ts';
+import { clientAddress } from '../net/client-address.ts';
 import { abortResponse, type DownResponse, H2_INTERNAL_ERROR, isGrpc, respondError, writeHead } from './errors.ts';
 import { type Exchange, H2_CANCEL, type UpstreamResponse } from './exchange.ts';
 import { trailerFields } from './headers.ts';
@@ -107,7 +108,7 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
   const socket = req.socket;
   const record: AccessRecord = {
     listener: ctx.listener.name,
-    client: `${socket?.remoteAddress}:${socket?.remotePort}`,
+    client: socket === undefined ? 'unknown' : clientAddress(socket),
     protocol: req.httpVersionMajor === 2 ? (ctx.listener.tls === 'terminate' ? 'h2' : 'h2c') : 'http1',
     bytesIn: 0,
     bytesOut: 0,

@@ -1,6 +1,6 @@
 /**
  * The router under soak: the real CLI in a child process with extra arguments (`--panel worker
- * --workers 2`), its JSON log parsed from stderr, and its RSS and descriptors read from /proc
+ * --workers 2`) and its inspector on a free port (for gc.ts), its JSON log parsed from stderr, and its RSS and descriptors read from /proc
  * (the whole process: every worker thread's memory is in the one RSS).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -21,16 +21,22 @@ export interface RouterProcess {
   waitForLog(pred: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   /** Port of listener `name`, from its 'listening' line. */
   port(name: string): Promise<number>;
+  /** The inspector's WebSocket URL (the child runs with `--inspect=127.0.0.1:0`, for gc.ts). */
+  inspector(): Promise<string>;
   readonly exited: Promise<number | null>;
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts `node bin/switchboard.js start --config <file> ...args`. */
+/** Starts `node --inspect=127.0.0.1:0 bin/switchboard.js start --config <file> ...args`. */
 export function startRouterProcess(configFile: string, args: readonly string[] = []): RouterProcess {
-  const child = spawn(process.execPath, ['bin/switchboard.js', 'start', '--config', configFile, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--inspect=127.0.0.1:0', 'bin/switchboard.js', 'start', '--config', configFile, ...args],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const logs: LogLine[] = [];
   let buffered = '';
   child.stderr?.setEncoding('utf8');
@@ -66,6 +72,10 @@ export function startRouterProcess(configFile: string, args: readonly string[] =
     async port(name) {
       const line = await waitForLog((l) => l.msg === 'listening' && l.listener === name);
       return Number(String(line.address).split(':').pop());
+    },
+    async inspector() {
+      const line = await waitForLog((l) => String(l.msg).startsWith('Debugger listening on '));
+      return String(line.msg).slice('Debugger listening on '.length).trim();
     },
     kill(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);

@@ -15,9 +15,11 @@
  * 4. A reload rewrites the config (a comment changes, so it is not a no-op) and sends SIGHUP; a
  *    restart stops one backend (HTTP a, HTTP b, TLS in turn) and starts it again 500 ms later.
  * 5. Errors seen by a client within a restart window (±2 s) are explained by it; any other is
- *    unexplained. RSS (the whole process, every thread) and descriptors are read from /proc:
- *    at start, as the median of several readings once warm-up has passed, and as the median of
- *    several readings once traffic has stopped and the descriptors have come back.
+ *    unexplained. Descriptors and RSS (the whole process, every thread) are read from /proc at
+ *    start, once warm-up has passed, and once traffic has stopped and the descriptors have come
+ *    back. Each RSS figure is the median of several readings right after a full GC forced in
+ *    every thread through the inspector (gc.ts): a step in uncollected garbage (old engines
+ *    released by keep-alive connections after reloads, V8 growing a heap) is not a leak.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
@@ -28,6 +30,7 @@ import { createPki } from '../harness/certs.ts';
 import { freePort } from '../harness/haproxy.ts';
 import { tempDir } from '../harness/router.ts';
 import { h2cBackend, httpBackend, type Restartable, tlsEchoBackend } from './backends.ts';
+import { connectGc } from './gc.ts';
 import { fdsOf, medianOf, rssOf, startRouterProcess } from './process.ts';
 import { h2cSession, httpExchange, tlsEcho, wsSession } from './traffic.ts';
 
@@ -106,7 +109,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const { pid } = router;
   const [port, tlsPort, termPort] = [await router.port('web'), await router.port('tls'), await router.port('term')];
   await router.waitForLog((l) => l.msg === 'switchboard started');
-  const start = { rss: await medianOf(() => rssOf(pid), 5, 200), fds: fdsOf(pid) };
+  const gc = await connectGc(await router.inspector());
+  // RSS right after a full GC in every thread, median of several readings: what is retained.
+  const rssAfterGc = async () => {
+    await gc.collect();
+    return medianOf(() => rssOf(pid), 5, 300);
+  };
+  const start = { rss: await rssAfterGc(), fds: fdsOf(pid) };
 
   const requests: Record<string, number> = {};
   const failures: { kind: string; at: number; message: string }[] = [];
@@ -154,7 +163,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   let warm = { rss: 0, fds: 0 };
   const warmup = (async () => {
     await sleep(o.warmupMs);
-    warm = { rss: await medianOf(() => rssOf(pid), 7, 500), fds: fdsOf(pid) };
+    warm = { rss: await rssAfterGc(), fds: fdsOf(pid) };
   })();
   await Promise.all([
     loop('keep-alive', () => httpExchange(port, 'ka.test', keepAlive)),
@@ -173,7 +182,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   // Idle now: give the router time to close what the clients closed, then read its figures.
   const until = Date.now() + 15_000;
   while (fdsOf(pid) > start.fds && Date.now() < until) await sleep(200);
-  const after = { rss: await medianOf(() => rssOf(pid), 7, 500), fds: fdsOf(pid) };
+  const after = { rss: await rssAfterGc(), fds: fdsOf(pid) };
+  gc.close();
   router.kill('SIGTERM');
   await router.exited;
   for (const b of [...restartable, h2]) await b.stop();
