@@ -23,10 +23,27 @@ export interface CliRouter {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts the CLI on `configFile`; with `ulimit`, under `bash -c 'ulimit -n N; exec node …'`. */
-export function spawnCli(configFile: string, options: { ulimit?: number } = {}): CliRouter {
+/** How to start the CLI child. */
+export interface SpawnOptions {
+  /** Run under `bash -c 'ulimit -n N; exec node …'`. */
+  readonly ulimit?: number;
+  /** Flags for node itself, before the script (e.g. `--inspect=127.0.0.1:0`). */
+  readonly nodeArgs?: readonly string[];
+  /** Extra `start` arguments (e.g. `--panel worker --workers 2`). */
+  readonly args?: readonly string[];
+}
+
+/** Starts `node [nodeArgs] bin/switchboard.js start --config F [args]`, optionally under a ulimit. */
+export function spawnCli(configFile: string, options: SpawnOptions = {}): CliRouter {
   const node = process.execPath;
-  const args = ['bin/switchboard.js', 'start', '--config', configFile];
+  const args = [
+    ...(options.nodeArgs ?? []),
+    'bin/switchboard.js',
+    'start',
+    '--config',
+    configFile,
+    ...(options.args ?? []),
+  ];
   const child =
     options.ulimit === undefined
       ? spawn(node, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })

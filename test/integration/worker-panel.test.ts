@@ -73,15 +73,19 @@ describe('worker panel: shared decisions', () => {
       bfeConfig(4, [a.address, b.address], { operator: 'least-connections', routing: 'per-connection' }),
     );
     const sockets = [];
+    const reg = r.router.runtime.registry;
+    const active = () => reg.get(a.address).active + reg.get(b.address).active;
     try {
       for (let i = 1; i <= 24; i++) {
         sockets.push(await openTunnel(r.port()));
         await eventually(() => a.hits + b.hits === i, 10_000, `connection ${i} at a backend`);
+        // The backend can accept before the worker's connect callback has counted the connection
+        // in shared memory: wait for the count, so the next pick (by any worker) sees it.
+        await eventually(() => active() === i, 10_000, `connection ${i} counted in the shared registry`);
         // Global counts: never more than one apart, whichever worker accepted the connection.
         expect(Math.abs(a.hits - b.hits)).toBeLessThanOrEqual(1);
       }
-      const reg = r.router.runtime.registry;
-      expect(reg.get(a.address).active + reg.get(b.address).active).toBe(24);
+      expect(active()).toBe(24);
     } finally {
       for (const s of sockets) s.destroy();
       await r.close();
