@@ -5,11 +5,9 @@
  * fast ones, so a backend that turns slow is avoided at once. An unmeasured backend (latency 0)
  * costs 0, so it is tried early and gets measured; a pool with no samples follows the weights.
  */
-import type { BackendPicker } from '../src/gslb.ts';
 import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
-import { nowFor, operatorOf } from './lib/operator.ts';
-import { type Pool, poolOf } from './lib/pool.ts';
-import { twoChoicesPick } from './lib/two-choices.ts';
+import type { Pool } from './lib/pool.ts';
+import { twoChoicesOperator } from './lib/two-choices.ts';
 
 /** Expected wait: latency times the queue it would join, per unit of weight. */
 function latencyCost(pool: Pool, i: number, weight: number): number {
@@ -20,17 +18,5 @@ function latencyCost(pool: Pool, i: number, weight: number): number {
 /** The `ewma` operator factory (no options). */
 export const ewma = {
   name: 'ewma',
-  create(_options: unknown, ctx: PluginContext): OperatorInstance {
-    const { registry } = ctx;
-    const now = () => registry.now();
-    const picker: BackendPicker = {
-      pick(sub, _request, candidates, exclude) {
-        const pool = poolOf(registry, sub);
-        const slow = candidates.policy.slowStart;
-        const i = twoChoicesPick(pool, exclude, slow, nowFor(slow, now), ctx.random, latencyCost);
-        return i < 0 ? undefined : pool.jacks[i];
-      },
-    };
-    return operatorOf(picker, ctx.random);
-  },
+  create: (_options: unknown, ctx: PluginContext): OperatorInstance => twoChoicesOperator(ctx, latencyCost),
 } satisfies OperatorFactory;

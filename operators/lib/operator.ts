@@ -4,10 +4,10 @@
  * WeakMap so it lives exactly as long as its snapshot.
  */
 import { type BackendPicker, balance } from '../../src/gslb.ts';
-import type { OperatorInstance } from '../../src/plugin.ts';
+import type { OperatorInstance, PluginContext } from '../../src/plugin.ts';
 import type { Random } from '../../src/random.ts';
 import type { Attempt, Candidates, Jack, Refusal, Request } from '../../src/types.ts';
-import type { Pool } from './pool.ts';
+import { type Pool, poolOf } from './pool.ts';
 
 /** An operator whose `findJack` runs GSLB then `picker` inside the chosen sub-cluster. */
 export function operatorOf(picker: BackendPicker, random: Random): OperatorInstance {
@@ -31,4 +31,22 @@ export function memo<T>(cache: WeakMap<Pool, T>, pool: Pool, build: (pool: Pool)
 /** The clock reading slow start needs: only read when the cluster ramps at all. */
 export function nowFor(slowStartMs: number, now: () => number): number {
   return slowStartMs > 0 ? now() : 0;
+}
+
+/** An in-sub-cluster algorithm over a pool: the index of the chosen backend, -1 when none. */
+export type PoolPick = (pool: Pool, exclude: ReadonlySet<string>, slowStartMs: number, now: number) => number;
+
+/** An operator whose in-sub-cluster step is `pick` over the chosen sub-cluster's pool. */
+export function poolOperator(ctx: PluginContext, pick: PoolPick): OperatorInstance {
+  const { registry } = ctx;
+  const now = () => registry.now();
+  const picker: BackendPicker = {
+    pick(sub, _request, candidates, exclude) {
+      const pool = poolOf(registry, sub);
+      const slow = candidates.policy.slowStart;
+      const i = pick(pool, exclude, slow, nowFor(slow, now));
+      return i < 0 ? undefined : pool.jacks[i];
+    },
+  };
+  return operatorOf(picker, ctx.random);
 }

@@ -4,9 +4,10 @@
  * weight makes an idle pool (equal costs, the first draw wins) follow the weights exactly in
  * expectation; under load the cost steers traffic away from busy or slow backends.
  */
+import type { OperatorInstance, PluginContext } from '../../src/plugin.ts';
 import type { Random } from '../../src/random.ts';
-import type { Pool } from './pool.ts';
-import { weightOf } from './pool.ts';
+import { poolOperator } from './operator.ts';
+import { type Pool, weightOf } from './pool.ts';
 import { weightedRandomPick } from './weighted-random.ts';
 
 /** The cost of backend `i` of `pool` with current weight `weight`; lower wins. */
@@ -28,4 +29,9 @@ export function twoChoicesPick(
   const ca = cost(pool, a, weightOf(pool, a, slowStartMs, now));
   const cb = cost(pool, b, weightOf(pool, b, slowStartMs, now));
   return cb < ca ? b : a;
+}
+
+/** An operator that picks by two choices under `cost` (shared by `p2c` and `ewma`). */
+export function twoChoicesOperator(ctx: PluginContext, cost: Cost): OperatorInstance {
+  return poolOperator(ctx, (pool, exclude, slow, now) => twoChoicesPick(pool, exclude, slow, now, ctx.random, cost));
 }
