@@ -4,9 +4,9 @@
  * are applied at accept; listeners follow reloads; `close()` drains. See README.md in this folder.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { clientAddressing } from '../../src/client-ip.ts';
 import type { Limits, ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
-import { cidrContains, parseCidr } from '../../src/ip.ts';
 import type { PanelFactory } from '../../src/panels.ts';
 import type { Runtime } from '../../src/runtime.ts';
 import type { Panel } from '../../src/types.ts';
@@ -25,9 +25,7 @@ interface Bound {
 
 /** Whether a socket peer may send a PROXY header on this listener (precomputed per listener). */
 function trustCheck(l: ListenerConfig): ((ip: string) => boolean) | undefined {
-  if (l.proxyProtocol === 'off') return undefined;
-  const cidrs = l.trustedSources.map((t) => parseCidr(t)).filter((c) => c !== undefined);
-  return (ip) => cidrs.some((c) => cidrContains(c, ip));
+  return l.proxyProtocol === 'off' ? undefined : clientAddressing(l).trusted;
 }
 
 /** Same name and same address: the listener is kept (its socket stays bound) across a reload. */
