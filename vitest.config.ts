@@ -8,6 +8,7 @@ export default defineConfig({
       'operators/**/*.test.ts',
       'panels/**/*.test.ts',
       'src/**/*.test.ts',
+      'app/**/*.test.ts',
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -41,8 +41,8 @@ async function servePipe(target: number): Promise<void> {
 
 /** Child role: the router in `mode` in front of 127.0.0.1:target; prints its port. */
 async function serveRouter(mode: string, target: number): Promise<void> {
-  const { validateConfig } = await import('../src/config/load.ts');
-  const { startLoaded } = await import('../src/cli/start.ts');
+  const { validateConfig } = await import('../app/load-config.ts');
+  const { startLoaded } = await import('../app/start.ts');
   const { createLogger } = await import('../src/log.ts');
   const dir = await mkdtemp(join(tmpdir(), 'swb-bench-'));
   const file = join(dir, 'switchboard.yaml');

@@ -7,7 +7,7 @@
  *   curl -H 'Host: shop.example.test' -H 'X-Canary: 1' localhost:8080/
  */
 import { fileURLToPath } from 'node:url';
-import { runStart } from '../../src/cli/start.ts';
+import { runStart } from '../../app/start.ts';
 import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
 
 await startDemoBackends();

@@ -23,8 +23,8 @@ import {
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
-import type { BoundPanel, PanelFactory } from '../../src/panels.ts';
-import type { Runtime } from '../../src/runtime.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
+import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
 import { clientAddress } from '../net/client-address.ts';
 import type { DownResponse } from './errors.ts';
 import { sniffPreface } from './sniff.ts';
@@ -46,7 +46,7 @@ interface Bound {
 }
 
 class Http2Panel implements BoundPanel {
-  readonly #runtime: Runtime;
+  readonly #runtime: PanelRuntime;
   readonly #bound: Bound[] = [];
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<Http2Session>();
@@ -54,7 +54,7 @@ class Http2Panel implements BoundPanel {
   readonly #h1: H1Pool;
   #idle: (() => void) | undefined;
 
-  constructor(runtime: Runtime) {
+  constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
     const { idleTimeout } = runtime.engine.limits;
     this.#h2 = new H2Pool(runtime.registry, idleTimeout);
@@ -208,7 +208,7 @@ class Http2Panel implements BoundPanel {
 /** The `http2` panel factory. */
 export const http2Panel = {
   name: 'http2',
-  create: (runtime: Runtime) => new Http2Panel(runtime),
+  create: (runtime: PanelRuntime) => new Http2Panel(runtime),
 } satisfies PanelFactory;
 
 export type { Http2Panel };

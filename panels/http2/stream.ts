@@ -16,9 +16,9 @@
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { ConnectError } from '../../src/connect.ts';
 import { channels } from '../../src/diagnostics.ts';
+import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
-import type { Engine, Runtime } from '../../src/runtime.ts';
 import { type Attempt, type Candidates, isRefusal, type Jack } from '../../src/types.ts';
 import { clientAddress } from '../net/client-address.ts';
 import { abortResponse, type DownResponse, H2_INTERNAL_ERROR, isGrpc, respondError, writeHead } from './errors.ts';
@@ -30,7 +30,7 @@ import type { H2Pool } from './upstream-h2.ts';
 
 /** What a stream needs from its panel. */
 export interface StreamContext {
-  readonly runtime: Runtime;
+  readonly runtime: PanelRuntime;
   readonly listener: ListenerConfig;
   readonly h2: H2Pool;
   readonly h1: H1Pool;

@@ -14,6 +14,7 @@ import type { Socket } from 'node:net';
 import { clientAddressing } from '../../src/client-ip.ts';
 import { type ListenerConfig, writesRequestLines } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { goawayFrame, H2_ERROR } from '../../src/peek/h2c.ts';
@@ -21,7 +22,6 @@ import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
 import { requestFromPeek } from '../../src/peek/to-request.ts';
 import { proxyHeaderFor } from '../../src/proxy-out.ts';
 import { errorResponse, statusOf } from '../../src/respond.ts';
-import type { Runtime } from '../../src/runtime.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream.ts';
@@ -63,7 +63,7 @@ function describe(record: AccessRecord, request: Request): void {
 export async function handleConnection(
   socket: Socket,
   listener: ListenerConfig,
-  runtime: Runtime,
+  runtime: PanelRuntime,
   done: () => void,
 ): Promise<void> {
   const engine = runtime.engine;

@@ -7,8 +7,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { clientAddressing } from '../../src/client-ip.ts';
 import type { Limits, ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
-import type { PanelFactory } from '../../src/panels.ts';
-import type { Runtime } from '../../src/runtime.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
+import type { PanelFactory } from '../../src/panel.ts';
 import type { Panel } from '../../src/types.ts';
 import { clientAddress } from './client-address.ts';
 import { handleConnection } from './connection.ts';
@@ -42,7 +42,7 @@ function sameSocket(b: Bound, l: ListenerConfig): boolean {
 }
 
 class NetPanel implements Panel {
-  readonly #runtime: Runtime;
+  readonly #runtime: PanelRuntime;
   readonly #bound = new Map<string, Bound>();
   readonly #sockets = new Set<Socket>();
   /** Open connections per client IP (the socket peer), only while maxConnectionsPerClient > 0. */
@@ -50,7 +50,7 @@ class NetPanel implements Panel {
   #idle: (() => void) | undefined;
   #closing = false;
 
-  constructor(runtime: Runtime) {
+  constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
   }
 
@@ -276,7 +276,7 @@ class NetPanel implements Panel {
 /** The `net` panel factory. */
 export const netPanel = {
   name: 'net',
-  create: (runtime: Runtime) => new NetPanel(runtime),
+  create: (runtime: PanelRuntime) => new NetPanel(runtime),
 } satisfies PanelFactory;
 
 export type { NetPanel };

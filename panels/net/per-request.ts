@@ -26,6 +26,7 @@
 import type { Socket } from 'node:net';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
+import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
@@ -33,7 +34,6 @@ import { type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
 import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
 import { proxyHeaderFor } from '../../src/proxy-out.ts';
 import { errorResponse, statusOf } from '../../src/respond.ts';
-import type { Engine, Runtime } from '../../src/runtime.ts';
 import { splice } from '../../src/splice.ts';
 import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
 import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/upstream.ts';
@@ -45,7 +45,7 @@ import { firstPick, UpstreamPool } from './upstream-pool.ts';
 export interface PerRequestStart {
   readonly client: Socket;
   readonly listener: ListenerConfig;
-  readonly runtime: Runtime;
+  readonly runtime: PanelRuntime;
   readonly engine: Engine;
   readonly head: Http1Head;
   /** The peeked bytes: the first head at offset 0, and whatever followed it. */

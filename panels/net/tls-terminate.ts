@@ -18,8 +18,8 @@ import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
 import type { AccessRecord } from '../../src/log.ts';
-import type { Runtime } from '../../src/runtime.ts';
 import type { ListenerTls } from '../../src/tls/listener-tls.ts';
 import { clientAddress } from './client-address.ts';
 import { handleConnection } from './connection.ts';
@@ -84,7 +84,14 @@ function terminatorFor(tls: ListenerTls, handshakeTimeout: number): Terminator {
 }
 
 /** One access-log line for a connection that never completed its handshake. */
-function logFailure(runtime: Runtime, listener: string, raw: Socket, client: string, started: number, reason: string) {
+function logFailure(
+  runtime: PanelRuntime,
+  listener: string,
+  raw: Socket,
+  client: string,
+  started: number,
+  reason: string,
+) {
   const record: AccessRecord = {
     listener,
     client,
@@ -106,7 +113,7 @@ function logFailure(runtime: Runtime, listener: string, raw: Socket, client: str
 export function handleTerminated(
   raw: Socket,
   listener: ListenerConfig,
-  runtime: Runtime,
+  runtime: PanelRuntime,
   done: () => void,
 ): Promise<void> {
   const engine = runtime.engine;

@@ -3,9 +3,10 @@
  * panel on their own `reusePort` listeners, while this thread keeps the one address book, the
  * one set of health checks and the one (shared) backend registry. README.md has the steps.
  */
+
+import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { SwitchboardError } from '../../src/errors.ts';
-import type { BoundPanel, PanelFactory } from '../../src/panels.ts';
-import type { Engine, Runtime } from '../../src/runtime.ts';
+import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
 import { SharedRegistry, workerThreads } from '../../src/shared-registry.ts';
 import { type AddressBook, isBackendLister, type RoutingTableSource } from '../../src/types.ts';
 import type { BookSpec, EngineSpec } from './protocol.ts';
@@ -31,7 +32,8 @@ export function bookSpecOf(engine: Engine): BookSpec {
 }
 
 class WorkerPanel implements BoundPanel {
-  readonly #runtime: Runtime;
+  readonly #entry: URL;
+  readonly #runtime: PanelRuntime;
   readonly #threads: number;
   #registry: SharedRegistry | undefined;
   readonly #workers: (WorkerThread | undefined)[] = [];
@@ -43,7 +45,8 @@ class WorkerPanel implements BoundPanel {
   #seq = 0;
   #closing = false;
 
-  constructor(runtime: Runtime) {
+  constructor(entry: URL, runtime: PanelRuntime) {
+    this.#entry = entry;
     this.#runtime = runtime;
     this.#threads = workerThreads(runtime.engine.loaded.config.panel.threads);
   }
@@ -158,6 +161,7 @@ class WorkerPanel implements BoundPanel {
 
   #spawn(index: number): WorkerThread {
     const w = new WorkerThread(
+      this.#entry,
       { index, engine: this.#spec!, shared: this.#registry!.shared, logLevel: this.#runtime.logger.level },
       this.#runtime,
       this.#registry!,
@@ -244,10 +248,13 @@ class WorkerPanel implements BoundPanel {
   };
 }
 
-/** The `worker` panel factory. */
-export const workerPanel = {
-  name: 'worker',
-  create: (runtime: Runtime) => new WorkerPanel(runtime),
-} satisfies PanelFactory;
+/**
+ * The `worker` panel factory. `entry` is the module each thread runs: the composition layer
+ * owns it (it builds a runtime and an engine panel inside the thread), so the panel itself
+ * imports no address book, operator or composition code.
+ */
+export function workerPanel(entry: URL): PanelFactory {
+  return { name: 'worker', create: (runtime: PanelRuntime) => new WorkerPanel(entry, runtime) };
+}
 
 export type { WorkerPanel };

@@ -6,11 +6,9 @@
  */
 import { Worker } from 'node:worker_threads';
 import { channels } from '../../src/diagnostics.ts';
-import type { Runtime } from '../../src/runtime.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
 import type { SharedRegistry } from '../../src/shared-registry.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
-
-const ENTRY = new URL('./worker-main.ts', import.meta.url);
 
 /** What a worker reported when it was ready. */
 export interface Ready {
@@ -31,17 +29,18 @@ export class WorkerThread {
   readonly ready: Promise<Ready>;
   readonly exited: Promise<number>;
   readonly #worker: Worker;
-  readonly #runtime: Runtime;
+  readonly #runtime: PanelRuntime;
   readonly #registry: SharedRegistry;
   readonly #waiters = new Map<number, { resolve: (v: string) => void; reject: (e: Error) => void }>();
   #exited = false;
 
-  constructor(init: WorkerInit, runtime: Runtime, registry: SharedRegistry) {
+  /** `entry` is the module a thread runs (the composition layer's worker loop). */
+  constructor(entry: URL, init: WorkerInit, runtime: PanelRuntime, registry: SharedRegistry) {
     this.index = init.index;
     this.version = init.engine.version;
     this.#runtime = runtime;
     this.#registry = registry;
-    this.#worker = new Worker(ENTRY, { workerData: init, name: `switchboard-worker-${init.index}` });
+    this.#worker = new Worker(entry, { workerData: init, name: `switchboard-worker-${init.index}` });
     let ready: (r: Ready) => void;
     let failed: (e: Error) => void;
     this.ready = new Promise<Ready>((resolve, reject) => {

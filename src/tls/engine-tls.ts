@@ -6,9 +6,8 @@
  *                └─► UpstreamTls (cluster `tls:` contexts, CA paths relative to the config dir)
  */
 import { ConfigError } from '../config/errors.ts';
-import type { LoadedConfig } from '../config/load.ts';
 import { type AddressBook, type ClusterPolicy, isBackendLister } from '../types.ts';
-import { type ListenerTls, loadListenerTls } from './listener-tls.ts';
+import { type ListenerTls, loadListenerTls, type TerminatingListener } from './listener-tls.ts';
 import { UpstreamTls } from './upstream.ts';
 
 /** TLS state of one engine. */
@@ -19,16 +18,20 @@ export interface EngineTls {
 }
 
 /** Loads every terminating listener's certificates; throws ConfigError naming each bad file. */
-export async function buildEngineTls(loaded: LoadedConfig): Promise<EngineTls> {
+export async function buildEngineTls(
+  configured: readonly (TerminatingListener & { readonly tls: string })[],
+  dir: string,
+  file: string,
+): Promise<EngineTls> {
   const errors: string[] = [];
   const listeners = new Map<string, ListenerTls>();
-  for (const [i, l] of loaded.config.listeners.entries()) {
+  for (const [i, l] of configured.entries()) {
     if (l.tls !== 'terminate') continue;
-    const built = await loadListenerTls(l, loaded.dir, `listeners[${i}]`, errors);
+    const built = await loadListenerTls(l, dir, `listeners[${i}]`, errors);
     if (built !== undefined) listeners.set(l.name, built);
   }
-  if (errors.length > 0) throw new ConfigError(loaded.file, errors);
-  return Object.freeze({ listeners, upstream: new UpstreamTls(loaded.dir) });
+  if (errors.length > 0) throw new ConfigError(file, errors);
+  return Object.freeze({ listeners, upstream: new UpstreamTls(dir) });
 }
 
 /** Builds the upstream contexts of every cluster the book lists; throws ConfigError on a bad CA. */

@@ -6,10 +6,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { type Router, startLoaded } from '../../src/cli/start.ts';
-import { validateConfig } from '../../src/config/load.ts';
+import { validateConfig } from '../../app/load-config.ts';
+import type { RuntimeOptions } from '../../app/runtime.ts';
+import { type Router, startLoaded } from '../../app/start.ts';
 import { type AccessRecord, createLogger } from '../../src/log.ts';
-import type { RuntimeOptions } from '../../src/runtime.ts';
 
 export interface TestRouter {
   readonly router: Router;

@@ -5,7 +5,7 @@
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.ts';
+import { validateConfig } from '../../app/load-config.ts';
 import { compileOutlierStatus } from '../../src/outlier.ts';
 import { headerOf, rawRequest, statusOf } from '../harness/client.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Router, startRouter } from '../../src/cli/start.ts';
+import { type Router, startRouter } from '../../app/start.ts';
 import { createLogger } from '../../src/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';

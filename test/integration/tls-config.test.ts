@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.ts';
+import { validateConfig } from '../../app/load-config.ts';
 import { certificateNames, NameTable } from '../../src/tls/names.ts';
 import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
 import { startTestRouter } from '../harness/router.ts';

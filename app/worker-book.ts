@@ -5,12 +5,12 @@
  * the main thread sends a new one. It deliberately does not list its backends, so the worker's
  * runtime runs no health checks and never prunes the shared registry (the main thread does both).
  */
-import { compileRoutingTable } from '../../address-books/bfe/compile.ts';
-import { buildMatcher } from '../../address-books/file/matcher.ts';
-import type { FileEntry } from '../../address-books/file/parse.ts';
-import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import type { AddressBook, Candidates, Request } from '../../src/types.ts';
-import type { BookSpec } from './protocol.ts';
+import { compileRoutingTable } from '../address-books/bfe/compile.ts';
+import { buildMatcher } from '../address-books/file/matcher.ts';
+import type { FileEntry } from '../address-books/file/parse.ts';
+import type { BookSpec } from '../panels/worker/protocol.ts';
+import type { AddressBookFactory, PluginContext } from '../src/plugin.ts';
+import type { AddressBook, Candidates, Request } from '../src/types.ts';
 
 type Lookup = (request: Request) => Candidates | undefined;
 

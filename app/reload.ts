@@ -15,16 +15,14 @@
  *
  * Reloads are serialised: a trigger that arrives while one runs waits for it.
  */
-import { type ConfigOverrides, type LoadedConfig, loadConfig } from './config/load.ts';
-import type { ListenerConfig } from './config/schema.ts';
-import { channels } from './diagnostics.ts';
-import { type FileWatcher, watchFiles } from './file-watch.ts';
+
+import { channels } from '../src/diagnostics.ts';
+import { type FileWatcher, watchFiles } from '../src/file-watch.ts';
+import type { ReconfigurablePanel } from '../src/panel.ts';
+import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import type { Runtime } from './runtime.ts';
 
-/** Panels that can apply listener changes in place (the net panel). */
-export interface ReconfigurablePanel {
-  reconfigure(listeners: readonly ListenerConfig[]): Promise<() => void>;
-}
+export type { ReconfigurablePanel } from '../src/panel.ts';
 
 /** What a reload did. */
 export interface ReloadResult {

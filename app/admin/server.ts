@@ -10,7 +10,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AdminConfig } from '../config/schema.ts';
+import type { AdminConfig } from '../../src/config/schema.ts';
 import { isLoopback } from './auth.ts';
 import { type AdminDeps, knownPaths, routes } from './routes.ts';
 

@@ -13,10 +13,10 @@
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }; 401   |
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RoutingTableSource } from '../../src/types.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
 import type { Runtime } from '../runtime.ts';
-import type { RoutingTableSource } from '../types.ts';
 import { adminToken, authorised } from './auth.ts';
 
 /** What the admin endpoints read. */

@@ -1,26 +1,19 @@
 /**
- * The built-in panels by name. A panel is created on a runtime and owns its listeners.
+ * The built-in panels by name. A panel is created on a runtime and owns its listeners; the
+ * contract (`PanelFactory`, `BoundPanel`) is the core's (src/panel.ts).
  */
 import { http2Panel } from '../panels/http2/index.ts';
 import { netPanel } from '../panels/net/index.ts';
 import { workerPanel } from '../panels/worker/index.ts';
-import type { Runtime } from './runtime.ts';
-import type { Panel } from './types.ts';
+import type { PanelFactory } from '../src/panel.ts';
 
-/** A panel that can report its bound addresses (port 0 resolved), for tests and logs. */
-export interface BoundPanel extends Panel {
-  addresses(): Record<string, { host: string; port: number }>;
-}
-
-export interface PanelFactory {
-  readonly name: string;
-  create(runtime: Runtime): BoundPanel;
-}
+export type { BoundPanel, PanelFactory } from '../src/panel.ts';
 
 export const builtinPanels: Readonly<Record<string, PanelFactory>> = {
   net: netPanel,
   http2: http2Panel,
-  worker: workerPanel,
+  // Each worker thread runs app/worker-thread.ts: a runtime and an engine panel of its own.
+  worker: workerPanel(new URL('./worker-thread.ts', import.meta.url)),
 };
 
 /** The factory for a panel name; throws with the known names. */

@@ -10,13 +10,14 @@
  *    their current response, idle ones at once, tunnels get until `limits.drainTimeout`; then
  *    everything closes and the process exits 0. A second signal exits at once (1).
  */
-import { type AdminServer, startAdmin } from '../admin/server.ts';
-import { type ConfigOverrides, type LoadedConfig, loadConfig } from '../config/load.ts';
-import { type ConnectionCounter, Metrics } from '../metrics.ts';
-import { maxConnectionsFor, nofileLimit } from '../nofile.ts';
-import { type BoundPanel, resolvePanel } from '../panels.ts';
-import { type ReconfigurablePanel, Reloader, type ReloadResult } from '../reload.ts';
-import { Runtime, type RuntimeOptions } from '../runtime.ts';
+
+import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
+import { type AdminServer, startAdmin } from './admin/server.ts';
+import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
+import { type ConnectionCounter, Metrics } from './metrics.ts';
+import { type BoundPanel, resolvePanel } from './panels.ts';
+import { type ReconfigurablePanel, Reloader, type ReloadResult } from './reload.ts';
+import { Runtime, type RuntimeOptions } from './runtime.ts';
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
 export interface Router {

@@ -3,15 +3,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { isSwitchboardError } from '../errors.ts';
+import { runStart } from '../app/start.ts';
+import { isSwitchboardError } from '../src/errors.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { runRoute } from './route.ts';
-import { runStart } from './start.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const DEFAULT_CONFIG = 'conf/switchboard.yaml';
 
 function positiveInt(v: string): number {

@@ -8,12 +8,12 @@
  */
 import { createHash } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { BackendRegistry } from './backend-registry.ts';
-import type { LoadedConfig } from './config/load.ts';
-import type { Limits } from './config/schema.ts';
-import { channels } from './diagnostics.ts';
-import { DrainSet } from './drain.ts';
-import { HealthManager } from './health/index.ts';
+import type { BackendRegistry } from '../src/backend-registry.ts';
+import type { LoadedConfig } from '../src/config/loaded.ts';
+import { channels } from '../src/diagnostics.ts';
+import { DrainSet } from '../src/drain.ts';
+import type { Engine, PanelRuntime } from '../src/engine.ts';
+import { HealthManager } from '../src/health/index.ts';
 import {
   type AccessLog,
   type AccessRecord,
@@ -21,25 +21,13 @@ import {
   createLogger,
   type Logger,
   type ReopenableAccessLog,
-} from './log.ts';
-import { checkNofile, nofileLimit } from './nofile.ts';
-import type { OperatorInstance, PluginContext } from './plugin.ts';
-import { defaultRandom, type Random } from './random.ts';
-import { registryFor } from './shared-registry.ts';
-import { buildEngineTls, checkUpstreamTls, type EngineTls } from './tls/engine-tls.ts';
-import { type AddressBook, isBackendLister } from './types.ts';
-
-/** One config version's routing machinery. Immutable once built. */
-export interface Engine {
-  readonly loaded: LoadedConfig;
-  readonly limits: Limits;
-  readonly book: AddressBook;
-  readonly operator: OperatorInstance;
-  /** `sha256(config text)[0:12]@ISO time`, shown in logs and the admin API. */
-  readonly version: string;
-  /** Terminating listeners' certificates and the upstream TLS contexts of this config (src/tls/). */
-  readonly tls: EngineTls;
-}
+} from '../src/log.ts';
+import { checkNofile, nofileLimit } from '../src/nofile.ts';
+import type { PluginContext } from '../src/plugin.ts';
+import { defaultRandom, type Random } from '../src/random.ts';
+import { registryFor } from '../src/shared-registry.ts';
+import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
+import { type AddressBook, isBackendLister } from '../src/types.ts';
 
 export interface RuntimeOptions {
   readonly logger?: Logger;
@@ -51,7 +39,7 @@ export interface RuntimeOptions {
 /** Builds and starts an engine; on failure, closes what was started (reverse order). */
 export async function buildEngine(loaded: LoadedConfig, context: PluginContext): Promise<Engine> {
   // Certificates first: a bad file is a config error before anything has started.
-  const tls = await buildEngineTls(loaded);
+  const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
   const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
   const operator = loaded.operator.factory.create(loaded.operator.options, context);
   await book.start();
@@ -82,7 +70,9 @@ export async function closeEngine(engine: Engine): Promise<void> {
 /** Minimum time between two "descriptors exhausted" log lines. */
 const EXHAUSTED_LOG_MS = 10_000;
 
-export class Runtime {
+export type { Engine } from '../src/engine.ts';
+
+export class Runtime implements PanelRuntime {
   #engine: Engine;
   readonly registry: BackendRegistry;
   readonly health: HealthManager;

@@ -13,10 +13,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { channels } from './diagnostics.ts';
-import type { AccessRecord } from './log.ts';
+import { channels } from '../src/diagnostics.ts';
+import type { AccessRecord } from '../src/log.ts';
+import type { Request } from '../src/types.ts';
 import type { Runtime } from './runtime.ts';
-import type { Request } from './types.ts';
 
 /** What metrics read from the panel at scrape time (optional: panels without it report nothing). */
 export interface ConnectionCounter {

@@ -6,10 +6,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import type { AddressBookFactory, OperatorFactory } from '../plugin.ts';
-import { resolveAddressBook, resolveOperator } from '../plugins.ts';
-import { ConfigError, formatIssues } from './errors.ts';
-import { type Config, configSchema } from './schema.ts';
+import { ConfigError, formatIssues } from '../src/config/errors.ts';
+import type { LoadedConfig } from '../src/config/loaded.ts';
+import { configSchema } from '../src/config/schema.ts';
+import type { AddressBookFactory, OperatorFactory } from '../src/plugin.ts';
+import { resolveAddressBook, resolveOperator } from './plugins.ts';
 
 /** Command-line overrides (DESIGN: CLI flags override the file). */
 export interface ConfigOverrides {
@@ -18,16 +19,7 @@ export interface ConfigOverrides {
   readonly listen?: readonly string[];
 }
 
-/** A validated config with its plugins resolved and their options parsed. */
-export interface LoadedConfig {
-  readonly file: string;
-  readonly dir: string;
-  readonly config: Config;
-  readonly operator: { readonly factory: OperatorFactory; readonly options: unknown };
-  readonly addressBook: { readonly factory: AddressBookFactory; readonly options: unknown };
-  /** The raw text, for change detection (an identical config is a no-op on reload). */
-  readonly text: string;
-}
+export type { LoadedConfig } from '../src/config/loaded.ts';
 
 /** Reads, parses and validates `file`; throws ConfigError listing every problem. */
 export async function loadConfig(file: string, overrides: ConfigOverrides = {}): Promise<LoadedConfig> {

@@ -6,17 +6,17 @@
  */
 import { Server } from 'node:net';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import type { LoadedConfig } from '../../src/config/load.ts';
-import { createLogger } from '../../src/log.ts';
-import { type BoundPanel, resolvePanel } from '../../src/panels.ts';
-import type { AddressBookFactory } from '../../src/plugin.ts';
-import { resolveAddressBook, resolveOperator } from '../../src/plugins.ts';
-import type { ReconfigurablePanel } from '../../src/reload.ts';
-import { Runtime } from '../../src/runtime.ts';
-import { SharedRegistry } from '../../src/shared-registry.ts';
-import { Forwarder } from './forward.ts';
-import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from './protocol.ts';
-import { findOnly, type SnapshotBook, snapshotBookFactory } from './snapshot-book.ts';
+import { Forwarder } from '../panels/worker/forward.ts';
+import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../panels/worker/protocol.ts';
+import { createLogger } from '../src/log.ts';
+import type { AddressBookFactory } from '../src/plugin.ts';
+import { SharedRegistry } from '../src/shared-registry.ts';
+import type { LoadedConfig } from './load-config.ts';
+import { type BoundPanel, resolvePanel } from './panels.ts';
+import { resolveAddressBook, resolveOperator } from './plugins.ts';
+import type { ReconfigurablePanel } from './reload.ts';
+import { Runtime } from './runtime.ts';
+import { findOnly, type SnapshotBook, snapshotBookFactory } from './worker-book.ts';
 
 const STATS_MS = 100;
 

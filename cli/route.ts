@@ -4,15 +4,16 @@
  * prints the book's explanation (product, rule with its config path, cluster, backends) or, for
  * books without one, the candidates `findAddresses` returned.
  */
-import { BackendRegistry } from '../backend-registry.ts';
-import { ConfigError } from '../config/errors.ts';
-import { loadConfig } from '../config/load.ts';
-import { isSwitchboardError } from '../errors.ts';
-import { createLogger } from '../log.ts';
-import { normalizePath } from '../peek/path.ts';
-import { defaultRandom } from '../random.ts';
-import { createRequest } from '../request.ts';
-import type { AddressBook, Candidates, Request } from '../types.ts';
+
+import { loadConfig } from '../app/load-config.ts';
+import { BackendRegistry } from '../src/backend-registry.ts';
+import { ConfigError } from '../src/config/errors.ts';
+import { isSwitchboardError } from '../src/errors.ts';
+import { createLogger } from '../src/log.ts';
+import { normalizePath } from '../src/peek/path.ts';
+import { defaultRandom } from '../src/random.ts';
+import { createRequest } from '../src/request.ts';
+import type { AddressBook, Candidates, Request } from '../src/types.ts';
 
 export interface RouteOptions {
   readonly config: string;
@@ -96,7 +97,7 @@ export async function runRoute(o: RouteOptions): Promise<number> {
     const explanation = hasExplain(book) ? book.explain(request) : undefined;
     if (o.json) process.stdout.write(`${JSON.stringify(explanation ?? candidates ?? null, null, 2)}\n`);
     else if (explanation !== undefined) {
-      const { formatExplanation } = await import('../../address-books/bfe/index.ts');
+      const { formatExplanation } = await import('../address-books/bfe/index.ts');
       process.stdout.write(`${formatExplanation(explanation as Parameters<typeof formatExplanation>[0])}\n`);
     } else process.stdout.write(describeCandidates(candidates));
     return candidates === undefined ? 1 : 0;

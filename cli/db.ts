@@ -4,14 +4,14 @@
  */
 import { DatabaseSync } from 'node:sqlite';
 import type { Command } from 'commander';
-import type { RoutingTable } from '../../address-books/bfe/routing-table.ts';
-import { routingTableToYaml } from '../../address-books/bfe/yaml.ts';
-import type { FileEntry } from '../../address-books/file/parse.ts';
-import { loadSqliteView } from '../../address-books/sqlite/book.ts';
-import { entriesToRows, loadImportSource, rowsToYaml } from '../../address-books/sqlite/import-source.ts';
-import { initDatabase } from '../../address-books/sqlite/schema.ts';
-import { writeRoutingTable, writeServers } from '../../address-books/sqlite/write.ts';
-import { isSwitchboardError, SwitchboardError } from '../errors.ts';
+import type { RoutingTable } from '../address-books/bfe/routing-table.ts';
+import { routingTableToYaml } from '../address-books/bfe/yaml.ts';
+import type { FileEntry } from '../address-books/file/parse.ts';
+import { loadSqliteView } from '../address-books/sqlite/book.ts';
+import { entriesToRows, loadImportSource, rowsToYaml } from '../address-books/sqlite/import-source.ts';
+import { initDatabase } from '../address-books/sqlite/schema.ts';
+import { writeRoutingTable, writeServers } from '../address-books/sqlite/write.ts';
+import { isSwitchboardError, SwitchboardError } from '../src/errors.ts';
 
 function open(file: string, readOnly = false): DatabaseSync {
   try {

@@ -2,8 +2,8 @@
  * `switchboard import-bfe DIR`: print a BFE conf directory's routing as Switchboard YAML.
  * Warnings (BFE keys Switchboard ignores) go to stderr.
  */
-import { importBfeDir } from '../../address-books/bfe/index.ts';
-import { isSwitchboardError } from '../errors.ts';
+import { importBfeDir } from '../address-books/bfe/index.ts';
+import { isSwitchboardError } from '../src/errors.ts';
 
 /** Returns the exit code: 0 printed, 1 the directory could not be loaded. */
 export async function runImportBfe(dir: string): Promise<number> {

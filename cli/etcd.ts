@@ -6,12 +6,12 @@
  */
 import type { Command } from 'commander';
 import type { Etcd3, IRequestOp } from 'etcd3';
-import type { RoutingTable } from '../../address-books/bfe/routing-table.ts';
-import { routingTableToYaml } from '../../address-books/bfe/yaml.ts';
-import { keysToRead, normalisePrefix, tableToKeys } from '../../address-books/etcd/layout.ts';
-import { loadImportSource } from '../../address-books/sqlite/import-source.ts';
-import { compileBfeRead } from '../../address-books/sqlite/view.ts';
-import { isSwitchboardError, SwitchboardError } from '../errors.ts';
+import type { RoutingTable } from '../address-books/bfe/routing-table.ts';
+import { routingTableToYaml } from '../address-books/bfe/yaml.ts';
+import { keysToRead, normalisePrefix, tableToKeys } from '../address-books/etcd/layout.ts';
+import { loadImportSource } from '../address-books/sqlite/import-source.ts';
+import { compileBfeRead } from '../address-books/sqlite/view.ts';
+import { isSwitchboardError, SwitchboardError } from '../src/errors.ts';
 
 /** etcd's default `--max-txn-ops`. */
 const MAX_TXN_OPS = 128;
@@ -23,10 +23,10 @@ export interface EtcdCliOptions {
 }
 
 // The etcd client (and its gRPC stack) is loaded only when an etcd command runs.
-const etcdBook = () => import('../../address-books/etcd/book.ts');
+const etcdBook = () => import('../address-books/etcd/book.ts');
 
 async function client(o: EtcdCliOptions): Promise<Etcd3> {
-  const { connectEtcd } = await import('../../address-books/etcd/client.ts');
+  const { connectEtcd } = await import('../address-books/etcd/client.ts');
   const endpoints = o.endpoints.split(',').map((s) => s.trim());
   return connectEtcd({ endpoints, dialTimeout: 3000, reconnect: { initial: 100, max: 1000 } });
 }

@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtinAddressBooks } from '../address-books/index.ts';
 import { builtinOperators } from '../operators/index.ts';
-import type { AddressBookFactory, Factory, OperatorFactory } from './plugin.ts';
+import type { AddressBookFactory, Factory, OperatorFactory } from '../src/plugin.ts';
 
 function isModulePath(name: string): boolean {
   return name.startsWith('./') || name.startsWith('../') || isAbsolute(name);

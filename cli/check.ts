@@ -3,13 +3,13 @@
  * dry build of the address book so cross-file errors show) and print every error with its path.
  */
 
-import { BackendRegistry } from '../backend-registry.ts';
-import { ConfigError } from '../config/errors.ts';
-import { loadConfig } from '../config/load.ts';
-import { isSwitchboardError } from '../errors.ts';
-import { createLogger } from '../log.ts';
-import { defaultRandom } from '../random.ts';
-import { buildEngineTls, checkUpstreamTls } from '../tls/engine-tls.ts';
+import { loadConfig } from '../app/load-config.ts';
+import { BackendRegistry } from '../src/backend-registry.ts';
+import { ConfigError } from '../src/config/errors.ts';
+import { isSwitchboardError } from '../src/errors.ts';
+import { createLogger } from '../src/log.ts';
+import { defaultRandom } from '../src/random.ts';
+import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
 
 /** Returns the exit code: 0 valid, 1 invalid. */
 export async function runCheck(file: string): Promise<number> {
@@ -21,7 +21,7 @@ export async function runCheck(file: string): Promise<number> {
       logger: createLogger('warn'),
       random: defaultRandom,
     };
-    const tls = await buildEngineTls(loaded);
+    const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
     const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
     await book.start();
     try {
