@@ -54,19 +54,21 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
   const factory = resolvePanel(loaded.config.panel.name);
   const runtime = await Runtime.create(loaded, options);
   const panel = factory.create(runtime);
+  // Metrics subscribe before the panel starts: worker threads serve as soon as they bind, and an
+  // event published before anyone listens is not counted.
+  const adminConfig = loaded.config.admin;
+  const metrics = adminConfig === undefined ? undefined : new Metrics(runtime, panel as ConnectionCounter);
   try {
     await panel.start();
   } catch (e) {
+    metrics?.close();
     await runtime.close();
     throw e;
   }
   const reloader = new Reloader(runtime, panel as Partial<ReconfigurablePanel>, options.overrides ?? {});
   let ready = true;
-  let metrics: Metrics | undefined;
   let admin: AdminServer | undefined;
-  const adminConfig = loaded.config.admin;
-  if (adminConfig !== undefined) {
-    metrics = new Metrics(runtime, panel as ConnectionCounter);
+  if (adminConfig !== undefined && metrics !== undefined) {
     try {
       admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready });
     } catch (e) {
