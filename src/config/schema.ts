@@ -1,7 +1,7 @@
 /**
  * The top-level config schema (DESIGN "Config contract (v1)"), in zod 4: strict objects so
  * unknown keys are errors, defaults applied, durations parsed to milliseconds. The options of the
- * operator and the address book are validated by their own plugin's schema (src/config/load.ts).
+ * operator and the address book are validated by their own plugin's schema (app/load-config.ts).
  */
 import { z } from 'zod';
 import { parseCidr } from '../ip.ts';

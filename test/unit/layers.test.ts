@@ -34,7 +34,7 @@ function sources(dir: string): string[] {
 const SPEC = /(?:from\s+|import\(\s*|new URL\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** `file: specifier → target layer` for every import that breaks the rules. */
-export function violations(): string[] {
+function violations(): string[] {
   const bad: string[] = [];
   for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
     for (const file of sources(join(ROOT, layer))) {
