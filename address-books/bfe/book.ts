@@ -1,6 +1,9 @@
 /**
  * The `bfe` address book: lifecycle around one immutable Snapshot.
  *
+ * The snapshot, its swap and every lookup live in `../lib/snapshot-book.ts`; this file only says
+ * where the table comes from.
+ *
  * 1. `start()` builds the first snapshot from the inline table, the `routes:` file or the
  *    `bfeConfDir:` directory; any error fails the start.
  * 2. For file sources, a stat-polling watcher (src/file-watch.ts, debounced) triggers a
@@ -16,10 +19,9 @@ import { z } from 'zod';
 import { SwitchboardError } from '../../src/errors.ts';
 import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import type { AddressBook, BackendEntry, Candidates, Request, RoutingTableSource } from '../../src/types.ts';
+import { SnapshotBook } from '../lib/snapshot-book.ts';
 import { loadBfeDir } from './bfe-json.ts';
 import { compileRoutingTable } from './compile.ts';
-import { type Explanation, explain } from './explain.ts';
 import { clusterSchema, productSchema, type RoutingTable, routingTableShape } from './routing-table.ts';
 import type { Snapshot } from './snapshot.ts';
 
@@ -48,29 +50,24 @@ const optionsSchema = z
 export type BfeBookOptions = z.output<typeof optionsSchema>;
 
 interface Loaded {
+  /** Undefined when the source did not change since the last swap. */
   readonly snapshot: Snapshot | undefined;
   readonly fingerprint: string;
   readonly files: readonly string[];
 }
 
 /** The `bfe` AddressBook instance (see the file header for its lifecycle). */
-export class BfeAddressBook implements AddressBook, RoutingTableSource {
+export class BfeAddressBook extends SnapshotBook {
   readonly #options: BfeBookOptions;
-  readonly #context: PluginContext;
-  #snapshot: Snapshot | undefined;
   #fingerprint = '';
   #watcher: FileWatcher | undefined;
   #reloading: Promise<void> | undefined;
   #again = false;
   #closed = false;
-  /** Increases by one on every snapshot swap. */
-  version = 0;
-  /** The error of the last failed reload, cleared by a good one. */
-  lastError: string | undefined;
 
   constructor(options: BfeBookOptions, context: PluginContext) {
+    super('address-books.bfe', context);
     this.#options = options;
-    this.#context = context;
   }
 
   /** Loads the first snapshot (errors reject) and starts watching file sources. */
@@ -90,19 +87,9 @@ export class BfeAddressBook implements AddressBook, RoutingTableSource {
     await this.#reloading;
   }
 
-  /** Synchronous lookup on the current snapshot. */
-  findAddresses(request: Request): Candidates | undefined {
-    return this.#snapshot?.findAddresses(request);
-  }
-
   /** The current plain-data routing table (undefined before `start`). */
-  routingTable(): RoutingTable | undefined {
-    return this.#snapshot?.table;
-  }
-
-  /** How the current snapshot routes `request`, step by step. */
-  explain(request: Request): Explanation | undefined {
-    return this.#snapshot === undefined ? undefined : explain(this.#snapshot, request);
+  override routingTable(): RoutingTable | undefined {
+    return super.routingTable() as RoutingTable | undefined;
   }
 
   /** Rebuilds from the source now; resolves true when a new snapshot was swapped in. */
@@ -127,50 +114,35 @@ export class BfeAddressBook implements AddressBook, RoutingTableSource {
         this.#swap(await this.#load());
         this.lastError = undefined;
       } catch (e) {
-        this.lastError = e instanceof Error ? e.message : String(e);
-        this.#context.logger.warn(
-          { error: this.lastError },
-          'address-books.bfe: reload failed, keeping the previous routes',
-        );
+        this.keepPrevious(e, 'reload failed');
       }
     } while (this.#again && !this.#closed);
   }
 
   #swap(loaded: Loaded): void {
     if (loaded.snapshot === undefined) return;
-    this.#snapshot = loaded.snapshot;
     this.#fingerprint = loaded.fingerprint;
-    this.version++;
-    this.#context.snapshotChanged?.(this);
-  }
-
-  /** Every backend of the current snapshot with its cluster's policy. */
-  *listBackends(): Iterable<BackendEntry> {
-    for (const cluster of this.#snapshot?.clusters.values() ?? []) {
-      for (const sub of cluster.subclusters)
-        for (const backend of sub.backends) yield { backend, policy: cluster.policy };
-    }
+    this.swap(loaded.snapshot);
   }
 
   /** Reads and compiles the source; `snapshot` is undefined when the source did not change. */
   async #load(): Promise<Loaded> {
     const o = this.#options;
-    const dir = this.#context.configDir;
+    const dir = this.context.configDir;
     if (o.routes !== undefined) {
       const file = resolve(dir, o.routes);
       const text = await readSource(file);
-      if (this.#snapshot !== undefined && text === this.#fingerprint)
-        return { snapshot: undefined, fingerprint: text, files: [file] };
+      if (this.loaded && text === this.#fingerprint) return { snapshot: undefined, fingerprint: text, files: [file] };
       const snapshot = compileRoutingTable(parseYamlText(text, file), { source: `address-books.bfe: ${o.routes}` });
       return { snapshot, fingerprint: text, files: [file] };
     }
     if (o.bfeConfDir !== undefined) {
       const confDir = resolve(dir, o.bfeConfDir);
       const loaded = await loadBfeDir(confDir);
-      if (this.#snapshot !== undefined && loaded.fingerprint === this.#fingerprint) {
+      if (this.loaded && loaded.fingerprint === this.#fingerprint) {
         return { snapshot: undefined, fingerprint: loaded.fingerprint, files: loaded.files };
       }
-      for (const w of loaded.warnings) this.#context.logger.warn(`address-books.bfe: ${w}`);
+      for (const w of loaded.warnings) this.context.logger.warn(`address-books.bfe: ${w}`);
       const snapshot = compileRoutingTable(loaded.table, { source: `address-books.bfe: ${o.bfeConfDir}` });
       return { snapshot, fingerprint: loaded.fingerprint, files: loaded.files };
     }

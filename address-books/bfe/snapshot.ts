@@ -11,7 +11,7 @@
  *   advanced rules, in order ─first match─► Candidates     (none → no route)
  */
 import { canonicalIp } from '../../src/ip.ts';
-import type { Candidates, Request } from '../../src/types.ts';
+import type { BackendEntry, Candidates, Request } from '../../src/types.ts';
 import { type AdvancedRule, firstMatch } from './advanced-rules.ts';
 import type { BasicRuleTree } from './basic-rules.ts';
 import type { CompiledCluster } from './clusters.ts';
@@ -26,16 +26,12 @@ export interface ProductRoutes {
 }
 
 /** The parts `compile.ts` hands to a snapshot. */
-export interface SnapshotParts {
-  readonly table: RoutingTable;
-  readonly hosts: HostTable;
-  readonly vips: ReadonlyMap<string, HostEntry>;
-  readonly defaultProduct: HostEntry | undefined;
-  readonly products: ReadonlyMap<string, ProductRoutes>;
-  readonly clusters: ReadonlyMap<string, CompiledCluster>;
-}
+export type SnapshotParts = Pick<Snapshot, 'table' | 'hosts' | 'vips' | 'defaultProduct' | 'products' | 'clusters'>;
 
-/** A compiled routing table; read-only, shared by every request that started on it. */
+/**
+ * A compiled routing table; read-only, shared by every request that started on it. It is the
+ * BookView (`../lib/snapshot-book.ts`) the bfe, sqlite and etcd books hold.
+ */
 export class Snapshot {
   readonly table: RoutingTable;
   readonly hosts: HostTable;
@@ -82,5 +78,13 @@ export class Snapshot {
       if (hit?.candidates !== undefined) return hit.candidates;
     }
     return firstMatch(routes.rules, req)?.candidates;
+  }
+
+  /** Every backend of every cluster, with its cluster's policy (registry, health checks). */
+  *backends(): Iterable<BackendEntry> {
+    for (const cluster of this.clusters.values()) {
+      for (const sub of cluster.subclusters)
+        for (const backend of sub.backends) yield { backend, policy: cluster.policy };
+    }
   }
 }

@@ -14,21 +14,16 @@
  *    snapshot serves throughout. If the watch cannot resume (history compacted), the book
  *    reads everything again and starts a new watch.
  * 5. `close()` cancels the watch, timers and the client; lookups keep the last snapshot.
+ *
+ * The snapshot, its swap and every lookup live in `../lib/snapshot-book.ts`.
  */
 import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
 import { z } from 'zod';
 import { duration } from '../../src/config/duration.ts';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import type {
-  AddressBook,
-  BackendEntry,
-  BackendLister,
-  Candidates,
-  Request,
-  RoutingTableSource,
-} from '../../src/types.ts';
-import { type BookView, compileBfeRead } from '../sqlite/view.ts';
+import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
+import { compileBfeRead } from '../sqlite/view.ts';
 import { connectEtcd, exponentialBackoff } from './client.ts';
 import { keysToRead, normalisePrefix } from './layout.ts';
 
@@ -57,32 +52,26 @@ export async function readPrefix(
 }
 
 /** The `etcd` AddressBook instance (see the file header for its lifecycle). */
-export class EtcdAddressBook implements AddressBook, RoutingTableSource, BackendLister {
+export class EtcdAddressBook extends SnapshotBook {
   readonly #options: EtcdBookOptions;
-  readonly #context: PluginContext;
   readonly #prefix: string;
   readonly #source: string;
   #client: Etcd3 | undefined;
   #watcher: Watcher | undefined;
   #kvs = new Map<string, string>();
-  #view: BookView | undefined;
   #debounce: NodeJS.Timeout | undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  /** Increases by one on every snapshot swap. */
-  version = 0;
   /** The etcd revision the key map reflects. */
   revision = 0;
   /** The revision the current snapshot was compiled from. */
   snapshotRevision = 0;
   /** False while the watch is disconnected (the last good snapshot keeps serving). */
   connected = false;
-  /** The error of the last failed rebuild, cleared by a good one. */
-  lastError: string | undefined;
 
   constructor(options: EtcdBookOptions, context: PluginContext) {
+    super('address-books.etcd', context);
     this.#options = options;
-    this.#context = context;
     this.#prefix = normalisePrefix(options.prefix);
     this.#source = `address-books.etcd: ${this.#prefix}`;
   }
@@ -112,21 +101,6 @@ export class EtcdAddressBook implements AddressBook, RoutingTableSource, Backend
     await watcher?.cancel().catch(() => undefined);
     this.#client?.close();
     this.#client = undefined;
-  }
-
-  /** Synchronous lookup on the current snapshot. */
-  findAddresses(request: Request): Candidates | undefined {
-    return this.#view?.findAddresses(request);
-  }
-
-  /** The plain-data routing table of the current snapshot. */
-  routingTable(): unknown {
-    return this.#view?.table;
-  }
-
-  /** Every backend of the current snapshot with its cluster's policy. */
-  listBackends(): Iterable<BackendEntry> {
-    return this.#view?.backends() ?? [];
   }
 
   /** Full read → compile → swap, then a watch from the next revision. */
@@ -175,21 +149,16 @@ export class EtcdAddressBook implements AddressBook, RoutingTableSource, Backend
     if (this.revision === this.snapshotRevision) return;
     try {
       this.#swap(compileBfeRead(keysToRead(this.#kvs, this.#prefix), this.#source));
-      this.lastError = undefined;
     } catch (e) {
       if (!isSwitchboardError(e)) throw e;
-      this.lastError = e.message;
-      this.#context.logger.warn(
-        { error: e.message, revision: this.revision },
-        'address-books.etcd: update rejected, keeping the previous routes',
-      );
+      this.keepPrevious(e, 'update rejected', { revision: this.revision });
     }
   }
 
   #disconnected(): void {
     if (!this.connected) return;
     this.connected = false;
-    this.#context.logger.warn(
+    this.context.logger.warn(
       { revision: this.revision },
       'address-books.etcd: watch disconnected, serving the last routes',
     );
@@ -198,7 +167,7 @@ export class EtcdAddressBook implements AddressBook, RoutingTableSource, Backend
   #reconnected(): void {
     if (this.connected) return;
     this.connected = true;
-    this.#context.logger.info({ revision: this.revision }, 'address-books.etcd: watch resumed');
+    this.context.logger.info({ revision: this.revision }, 'address-books.etcd: watch resumed');
   }
 
   /** The watch cannot continue (e.g. compacted history): read everything again, with backoff. */
@@ -208,17 +177,15 @@ export class EtcdAddressBook implements AddressBook, RoutingTableSource, Backend
     this.#watcher = undefined;
     void old?.cancel().catch(() => undefined);
     if (this.#closed) return;
-    this.#context.logger.warn({ error: e.message }, 'address-books.etcd: watch failed, reloading everything');
+    this.context.logger.warn({ error: e.message }, 'address-books.etcd: watch failed, reloading everything');
     this.#resyncTimer = setTimeout(() => {
       this.#resync(false).catch((err: Error) => this.#watchFailed(err, backoff.next()));
     }, backoff.duration);
   }
 
   #swap(view: BookView): void {
-    this.#view = view;
     this.snapshotRevision = this.revision;
-    this.version++;
-    this.#context.snapshotChanged?.(this);
+    this.swap(view);
   }
 }
 

@@ -10,6 +10,8 @@
  *    with its table and key (`backends(cluster=web, subcluster=dc1, address=x).weight: …`) and
  *    the previous snapshot keeps serving.
  * 4. `close()` stops the timer and closes the file; lookups keep answering from the last snapshot.
+ *
+ * The snapshot, its swap and every lookup live in `../lib/snapshot-book.ts`.
  */
 import { resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -17,16 +19,9 @@ import { z } from 'zod';
 import { duration } from '../../src/config/duration.ts';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import type {
-  AddressBook,
-  BackendEntry,
-  BackendLister,
-  Candidates,
-  Request,
-  RoutingTableSource,
-} from '../../src/types.ts';
+import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
 import { inReadTransaction, readBfeRows, readServerRows } from './read.ts';
-import { type BookView, compileBfeRead, compileClassicRead } from './view.ts';
+import { compileBfeRead, compileClassicRead } from './view.ts';
 
 const optionsSchema = z.strictObject({
   /** The database file, relative to the config file. */
@@ -46,23 +41,17 @@ export function loadSqliteView(db: DatabaseSync, model: 'bfe' | 'classic', sourc
 }
 
 /** The `sqlite` AddressBook instance (see the file header for its lifecycle). */
-export class SqliteAddressBook implements AddressBook, RoutingTableSource, BackendLister {
+export class SqliteAddressBook extends SnapshotBook {
   readonly #options: SqliteBookOptions;
-  readonly #context: PluginContext;
   readonly #file: string;
   readonly #source: string;
   #db: DatabaseSync | undefined;
-  #view: BookView | undefined;
   #dataVersion = -1;
   #timer: NodeJS.Timeout | undefined;
-  /** Increases by one on every snapshot swap. */
-  version = 0;
-  /** The error of the last failed reload, cleared by a good one. */
-  lastError: string | undefined;
 
   constructor(options: SqliteBookOptions, context: PluginContext) {
+    super('address-books.sqlite', context);
     this.#options = options;
-    this.#context = context;
     this.#file = resolve(context.configDir, options.path);
     this.#source = `address-books.sqlite: ${options.path}`;
   }
@@ -78,8 +67,8 @@ export class SqliteAddressBook implements AddressBook, RoutingTableSource, Backe
     }
     this.#db = db;
     try {
-      this.#dataVersion = this.#readDataVersion(db);
-      this.#swap(loadSqliteView(db, this.#options.model, this.#source));
+      this.#dataVersion = readDataVersion(db);
+      this.swap(loadSqliteView(db, this.#options.model, this.#source));
     } catch (e) {
       db.close();
       this.#db = undefined;
@@ -97,27 +86,12 @@ export class SqliteAddressBook implements AddressBook, RoutingTableSource, Backe
     this.#db = undefined;
   }
 
-  /** Synchronous lookup on the current snapshot. */
-  findAddresses(request: Request): Candidates | undefined {
-    return this.#view?.findAddresses(request);
-  }
-
-  /** The plain data of the current snapshot (a RoutingTable, or the classic list). */
-  routingTable(): unknown {
-    return this.#view?.table;
-  }
-
-  /** Every backend of the current snapshot with its cluster's policy. */
-  listBackends(): Iterable<BackendEntry> {
-    return this.#view?.backends() ?? [];
-  }
-
   /** Checks `data_version` and rebuilds when another connection committed; returns true on a swap. */
   poll(): boolean {
     const db = this.#db;
     if (db === undefined) return false;
     try {
-      const v = this.#readDataVersion(db);
+      const v = readDataVersion(db);
       if (v === this.#dataVersion) return false;
       let view: BookView;
       try {
@@ -127,28 +101,19 @@ export class SqliteAddressBook implements AddressBook, RoutingTableSource, Backe
         // SwitchboardError) is retried on the next tick.
         this.#dataVersion = v;
       }
-      this.#swap(view);
-      this.lastError = undefined;
+      this.swap(view);
       return true;
     } catch (e) {
-      const message = (e as Error).message;
       if (!isSwitchboardError(e)) this.#dataVersion = -1;
-      if (message === this.lastError) return false;
-      this.lastError = message;
-      this.#context.logger.warn({ error: message }, 'address-books.sqlite: reload failed, keeping the previous routes');
+      // A database that stays busy fails every tick with the same message: log it once.
+      if ((e as Error).message !== this.lastError) this.keepPrevious(e, 'reload failed');
       return false;
     }
   }
+}
 
-  #readDataVersion(db: DatabaseSync): number {
-    return Number((db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version);
-  }
-
-  #swap(view: BookView): void {
-    this.#view = view;
-    this.version++;
-    this.#context.snapshotChanged?.(this);
-  }
+function readDataVersion(db: DatabaseSync): number {
+  return Number((db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version);
 }
 
 /** The `sqlite` address book factory: `addressBook: { name: sqlite, path: routes.db }`. */

@@ -1,27 +1,18 @@
 /**
- * A compiled snapshot as the store-backed books hold it: one lookup, the plain data it came
- * from (`routingTable()`), and its backends (`listBackends()`). Both models end here: the BFE
- * model through `compileRoutingTable` (the bfe book's compiler, no second matcher) and the
- * classic host → backends list through the `file` book's matcher, so each keeps the exact
- * semantics of the book it mirrors.
+ * Store rows → a BookView (`../lib/snapshot-book.ts`), for the sqlite and etcd books. Both
+ * models end here: the BFE model through `compileRoutingTable` (the bfe book's compiler, no
+ * second matcher; its Snapshot is the view) and the classic host → backends list through the
+ * `file` book's matcher, so each keeps the exact semantics of the book it mirrors.
  */
 import { z } from 'zod';
 import { formatIssues } from '../../src/config/errors.ts';
 import { SwitchboardError } from '../../src/errors.ts';
-import type { BackendEntry, Candidates, Request } from '../../src/types.ts';
+import type { BackendEntry, Request } from '../../src/types.ts';
 import { compileRoutingTable } from '../bfe/compile.ts';
-import type { Snapshot } from '../bfe/snapshot.ts';
 import { buildMatcher } from '../file/matcher.ts';
 import { entrySchema, type FileEntry } from '../file/parse.ts';
+import type { BookView } from '../lib/snapshot-book.ts';
 import { type Labels, relabel } from './relabel.ts';
-
-/** One immutable compiled snapshot of a store. */
-export interface BookView {
-  /** The plain data it was compiled from (a RoutingTable, or the classic list). */
-  readonly table: unknown;
-  findAddresses(request: Request): Candidates | undefined;
-  backends(): Iterable<BackendEntry>;
-}
 
 /** What a store read produced before compiling. */
 export interface StoreRead {
@@ -34,27 +25,11 @@ function throwProblems(source: string, problems: readonly string[]): void {
   if (problems.length > 0) throw new SwitchboardError('SWB_ERR_CONFIG', `${source}: ${problems.join('; ')}`);
 }
 
-function* snapshotBackends(snapshot: Snapshot): Iterable<BackendEntry> {
-  for (const cluster of snapshot.clusters.values()) {
-    for (const sub of cluster.subclusters)
-      for (const backend of sub.backends) yield { backend, policy: cluster.policy };
-  }
-}
-
-/** The view of a compiled BFE-model snapshot. */
-export function bfeView(snapshot: Snapshot): BookView {
-  return Object.freeze({
-    table: snapshot.table,
-    findAddresses: (request: Request) => snapshot.findAddresses(request),
-    backends: () => snapshotBackends(snapshot),
-  });
-}
-
 /** Compiles BFE-model input; throws SWB_ERR_CONFIG naming each bad row or key. */
 export function compileBfeRead(read: StoreRead, source: string): BookView {
   throwProblems(source, read.problems);
   try {
-    return bfeView(compileRoutingTable(read.input));
+    return compileRoutingTable(read.input);
   } catch (e) {
     throw relabel(e, read.labels, source);
   }

@@ -5,18 +5,11 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { DEFAULT_POLICY } from '../../src/config/cluster.ts';
 import type { RoutingTable } from '../bfe/routing-table.ts';
+import { TABLES } from './schema.ts';
 
-const BFE_TABLES = [
-  'conditions',
-  'products',
-  'hosts',
-  'vips',
-  'basic_rules',
-  'advanced_rules',
-  'clusters',
-  'subclusters',
-  'backends',
-];
+// `meta` also holds the schema version (only its defaultProduct row is replaced) and `servers`
+// is the classic model's: neither is emptied by a BFE-model import.
+const BFE_TABLES = TABLES.filter((t) => t !== 'meta' && t !== 'servers');
 
 function inWriteTransaction(db: DatabaseSync, write: () => void): void {
   db.exec('BEGIN IMMEDIATE');

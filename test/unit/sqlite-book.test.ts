@@ -142,9 +142,61 @@ describe('sqlite book: errors name their row', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('logs a failure once while the same error repeats, and again after a good commit', async () => {
+    const { dir, file } = await bfeDb();
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });
+    const book = sqliteAddressBook.create(
+      sqliteAddressBook.options.parse({ path: 'routes.db', pollInterval: 60_000 }),
+      {
+        ...context(dir),
+        logger,
+      },
+    );
+    await book.start();
+    write(file, 'UPDATE backends SET weight = -1');
+    expect(book.poll()).toBe(false);
+    write(file, 'UPDATE backends SET weight = -2'); // another commit, the same error text
+    expect(book.poll()).toBe(false);
+    expect(warnings).toEqual(['address-books.sqlite: reload failed, keeping the previous routes']);
+    write(file, 'UPDATE backends SET weight = 1');
+    expect(book.poll()).toBe(true);
+    write(file, 'UPDATE backends SET weight = -1');
+    expect(book.poll()).toBe(false);
+    expect(warnings).toHaveLength(2);
+    await book.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it('fails start() with SWB_ERR_ADDRESS_BOOK when the file is missing', async () => {
     const dir = await tempDir();
     await expect(make({ path: 'none.db' }, dir).start()).rejects.toMatchObject({ code: 'SWB_ERR_ADDRESS_BOOK' });
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('sqlite book: switchboard route', () => {
+  it('explains a bfe-model decision step by step, as the bfe book does', async () => {
+    const { dir } = await bfeDb();
+    const book = make({ path: 'routes.db' }, dir);
+    await book.start();
+    const e = book.explain(requestFor('a.test', '/x'));
+    expect([e?.routed, e?.product?.name, e?.basic?.rule]).toEqual([true, 'p', 'products.p.basicRules[0]']);
+    expect(book.explain(requestFor('unknown.test'))?.routed).toBe(false);
+    await book.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('has no explanation for the classic model (route prints the candidates instead)', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'routes.db');
+    dbInit(file);
+    write(file, `INSERT INTO servers (host, backends) VALUES ('a.test', '["127.0.0.1:9001"]')`);
+    const book = make({ path: 'routes.db', model: 'classic' }, dir);
+    await book.start();
+    expect(book.explain(requestFor('a.test'))).toBeUndefined();
+    expect(book.findAddresses(requestFor('a.test'))).toBeDefined();
+    await book.close();
     await rm(dir, { recursive: true, force: true });
   });
 });
