@@ -12,11 +12,11 @@
  */
 
 import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
+import type { BoundPanel } from '../src/panel.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
-import { type ConnectionCounter, Metrics } from './metrics.ts';
-import { type BoundPanel, resolvePanel } from './panels.ts';
-import { type ReconfigurablePanel, Reloader, type ReloadResult } from './reload.ts';
+import { Metrics } from './metrics.ts';
+import { Reloader, type ReloadResult } from './reload.ts';
 import { Runtime, type RuntimeOptions } from './runtime.ts';
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
@@ -51,22 +51,22 @@ export async function startRouter(
 
 /** Starts a router from an already validated config. */
 export async function startLoaded(loaded: LoadedConfig, options: StartOptions = {}): Promise<Router> {
-  const factory = resolvePanel(loaded.config.panel.name);
+  const factory = loaded.panel.factory;
   const runtime = await Runtime.create(loaded, options);
-  const panel = factory.create(runtime);
+  const panel = factory.create(runtime, loaded.panel.options);
   try {
     await panel.start();
   } catch (e) {
     await runtime.close();
     throw e;
   }
-  const reloader = new Reloader(runtime, panel as Partial<ReconfigurablePanel>, options.overrides ?? {});
+  const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   let ready = true;
   let metrics: Metrics | undefined;
   let admin: AdminServer | undefined;
   const adminConfig = loaded.config.admin;
   if (adminConfig !== undefined) {
-    metrics = new Metrics(runtime, panel as ConnectionCounter);
+    metrics = new Metrics(runtime, panel);
     try {
       admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready });
     } catch (e) {
