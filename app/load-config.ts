@@ -1,7 +1,8 @@
 /**
- * Loading a config: read the YAML file, validate it whole against the schema, resolve the
- * operator and address book (built-in name or module path), validate their options. Nothing
- * starts until all of it passed; every error names its path.
+ * Loading a config: read the YAML file, validate it whole against the schema, resolve the panel
+ * (built-in name), the operator and the address book (built-in name or module path), validate
+ * their options, then let the panel refuse what it cannot honour (src/panel.ts
+ * `PanelValidator`). Nothing starts until all of it passed; every error names its path.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -9,7 +10,9 @@ import { parseDocument } from 'yaml';
 import { ConfigError, formatIssues } from '../src/config/errors.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
 import { configSchema } from '../src/config/schema.ts';
+import { type AnyPanelFactory, isPanelValidator } from '../src/panel.ts';
 import type { AddressBookFactory, OperatorFactory } from '../src/plugin.ts';
+import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator } from './plugins.ts';
 
 /** Command-line overrides (DESIGN: CLI flags override the file). */
@@ -61,13 +64,18 @@ export async function validateConfig(
   const withOverrides = applyOverrides(raw, overrides);
   const parsed = configSchema.safeParse(withOverrides);
   if (!parsed.success) throw new ConfigError(path, formatIssues(parsed.error.issues));
-  const config = parsed.data;
   const dir = dirname(path);
   const errors: string[] = [];
-  const operator = await resolvePlugin('operator', config.operator, dir, resolveOperator, errors);
-  const addressBook = await resolvePlugin('addressBook', config.addressBook, dir, resolveAddressBook, errors);
-  if (errors.length > 0 || operator === undefined || addressBook === undefined) throw new ConfigError(path, errors);
-  return { file: path, dir, config, operator, addressBook, text };
+  const panel = await resolvePlugin('panel', parsed.data.panel, dir, async (name) => resolvePanel(name), errors);
+  const operator = await resolvePlugin('operator', parsed.data.operator, dir, resolveOperator, errors);
+  const addressBook = await resolvePlugin('addressBook', parsed.data.addressBook, dir, resolveAddressBook, errors);
+  if (errors.length > 0 || panel === undefined || operator === undefined || addressBook === undefined)
+    throw new ConfigError(path, errors);
+  // The panel's options with their defaults, where the worker threads and the admin API read them.
+  const config = { ...parsed.data, panel: { name: parsed.data.panel.name, ...(panel.options as object) } };
+  if (isPanelValidator(panel.factory)) errors.push(...panel.factory.validate(config, panel.options));
+  if (errors.length > 0) throw new ConfigError(path, errors);
+  return { file: path, dir, config, panel, operator, addressBook, text };
 }
 
 function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
@@ -75,13 +83,11 @@ function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
   const out: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
   if (o.panel !== undefined || o.workers !== undefined) {
     const current = out.panel;
-    const base =
+    const base: Record<string, unknown> =
       typeof current === 'object' && current !== null ? { ...(current as object) } : { name: current ?? 'net' };
-    out.panel = {
-      ...base,
-      ...(o.panel !== undefined ? { name: o.panel } : {}),
-      ...(o.workers !== undefined ? { threads: o.workers } : {}),
-    };
+    // Another panel than the file's: the file's panel options are not this panel's.
+    const panel = o.panel === undefined || o.panel === base.name ? base : { name: o.panel };
+    out.panel = { ...panel, ...(o.workers !== undefined ? { threads: o.workers } : {}) };
   }
   if (o.listen !== undefined && o.listen.length > 0) {
     out.listeners = o.listen.map((address, i) => ({ name: i === 0 ? 'cli' : `cli${i}`, address }));
@@ -89,8 +95,8 @@ function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
   return out;
 }
 
-async function resolvePlugin<F extends OperatorFactory | AddressBookFactory>(
-  key: 'operator' | 'addressBook',
+async function resolvePlugin<F extends AnyPanelFactory | OperatorFactory | AddressBookFactory>(
+  key: 'panel' | 'operator' | 'addressBook',
   ref: { name: string; [k: string]: unknown },
   dir: string,
   resolver: (name: string, dir: string) => Promise<F>,

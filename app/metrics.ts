@@ -15,13 +15,9 @@ import type { Socket } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { channels } from '../src/diagnostics.ts';
 import type { AccessRecord } from '../src/log.ts';
-import type { Request } from '../src/types.ts';
+import { countsListeners } from '../src/panel.ts';
+import type { Panel, Request } from '../src/types.ts';
 import type { Runtime } from './runtime.ts';
-
-/** What metrics read from the panel at scrape time (optional: panels without it report nothing). */
-export interface ConnectionCounter {
-  connectionsByListener?(): Record<string, number>;
-}
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -32,7 +28,7 @@ export class Metrics {
   /** Accept time by socket peer `ip:port`, for the peek duration (matched when the route is decided). */
   readonly #accepted = new Map<string, number>();
 
-  constructor(runtime: Runtime, panel: ConnectionCounter) {
+  constructor(runtime: Runtime, panel: Panel) {
     const registers = [this.registry];
     const connections = new Counter({
       name: 'switchboard_connections_total',
@@ -47,7 +43,9 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const [listener, n] of Object.entries(panel.connectionsByListener?.() ?? {})) this.set({ listener }, n);
+        // Panels without the ListenerCounts capability report nothing here.
+        if (!countsListeners(panel)) return;
+        for (const [listener, n] of Object.entries(panel.connectionsByListener())) this.set({ listener }, n);
       },
     });
     const requests = new Counter({

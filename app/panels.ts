@@ -1,23 +1,25 @@
 /**
  * The built-in panels by name. A panel is created on a runtime and owns its listeners; the
- * contract (`PanelFactory`, `BoundPanel`) is the core's (src/panel.ts).
+ * contract (`PanelFactory` and its optional capabilities) is the core's (src/panel.ts).
  */
 import { http2Panel } from '../panels/http2/index.ts';
 import { netPanel } from '../panels/net/index.ts';
 import { workerPanel } from '../panels/worker/index.ts';
-import type { PanelFactory } from '../src/panel.ts';
+import type { AnyPanelFactory } from '../src/panel.ts';
 
-export type { BoundPanel, PanelFactory } from '../src/panel.ts';
+export type { AnyPanelFactory, BoundPanel, PanelFactory } from '../src/panel.ts';
 
-export const builtinPanels: Readonly<Record<string, PanelFactory>> = {
-  net: netPanel,
-  http2: http2Panel,
+/** The panels a worker thread can run. */
+const engines = { net: netPanel, http2: http2Panel } as const;
+
+export const builtinPanels: Readonly<Record<string, AnyPanelFactory>> = {
+  ...engines,
   // Each worker thread runs app/worker-thread.ts: a runtime and an engine panel of its own.
-  worker: workerPanel(new URL('./worker-thread.ts', import.meta.url)),
+  worker: workerPanel(new URL('./worker-thread.ts', import.meta.url), engines),
 };
 
 /** The factory for a panel name; throws with the known names. */
-export function resolvePanel(name: string): PanelFactory {
+export function resolvePanel(name: string): AnyPanelFactory {
   const f = Object.hasOwn(builtinPanels, name) ? builtinPanels[name] : undefined;
   if (f === undefined)
     throw new Error(`unknown panel ${JSON.stringify(name)}; known: ${Object.keys(builtinPanels).join(', ')}`);

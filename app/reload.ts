@@ -4,7 +4,7 @@
  *
  * 1. Read the config file. Text identical to the running config → no-op (`changed: false`).
  * 2. Load and validate it whole (src/config/load.ts, with the CLI overrides of the first start).
- *    A panel change needs a restart and fails the reload.
+ *    A change of panel (or of its options) needs a restart and fails the reload.
  * 3. `runtime.reload`: check the descriptor budget, build and start the new engine (address
  *    book, operator), let the panel bind new or moved listeners, swap one reference, and retire
  *    the old engine once its connections end. Backend state lives in the shared registry, so
@@ -18,11 +18,10 @@
 
 import { channels } from '../src/diagnostics.ts';
 import { type FileWatcher, watchFiles } from '../src/file-watch.ts';
-import type { ReconfigurablePanel } from '../src/panel.ts';
+import { isReconfigurable } from '../src/panel.ts';
+import type { Panel } from '../src/types.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import type { Runtime } from './runtime.ts';
-
-export type { ReconfigurablePanel } from '../src/panel.ts';
 
 /** What a reload did. */
 export interface ReloadResult {
@@ -46,13 +45,13 @@ function errorLines(e: unknown): string[] {
 /** Reloads one router's config file on demand, on change (watch) and on SIGHUP. */
 export class Reloader {
   readonly #runtime: Runtime;
-  readonly #panel: Partial<ReconfigurablePanel>;
+  readonly #panel: Panel;
   readonly #overrides: ConfigOverrides;
   #queue: Promise<unknown> = Promise.resolve();
   #watcher: FileWatcher | undefined;
   #onSighup: (() => void) | undefined;
 
-  constructor(runtime: Runtime, panel: Partial<ReconfigurablePanel>, overrides: ConfigOverrides = {}) {
+  constructor(runtime: Runtime, panel: Panel, overrides: ConfigOverrides = {}) {
     this.#runtime = runtime;
     this.#panel = panel;
     this.#overrides = overrides;
@@ -105,10 +104,13 @@ export class Reloader {
           `panel: changing the panel (${current.loaded.config.panel.name} → ${loaded.config.panel.name}) needs a restart`,
         );
       }
+      if (JSON.stringify(loaded.config.panel) !== JSON.stringify(current.loaded.config.panel)) {
+        throw new Error(`panel: changing the panel's options needs a restart`);
+      }
       const panel = this.#panel;
       const engine = await runtime.reload(
         loaded,
-        panel.reconfigure === undefined ? undefined : () => panel.reconfigure!(loaded.config.listeners),
+        isReconfigurable(panel) ? () => panel.reconfigure(loaded.config.listeners) : undefined,
       );
       return this.#report({ ok: true, changed: true, version: engine.version, errors: [], trigger });
     } catch (e) {

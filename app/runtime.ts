@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { BackendRegistry } from '../src/backend-registry.ts';
+import { BackendRegistry } from '../src/backend-registry.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
 import { channels } from '../src/diagnostics.ts';
 import { DrainSet } from '../src/drain.ts';
@@ -23,9 +23,9 @@ import {
   type ReopenableAccessLog,
 } from '../src/log.ts';
 import { checkNofile, nofileLimit } from '../src/nofile.ts';
+import { isRegistryProvider } from '../src/panel.ts';
 import type { PluginContext } from '../src/plugin.ts';
 import { defaultRandom, type Random } from '../src/random.ts';
-import { registryFor } from '../src/shared-registry.ts';
 import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
 import { type AddressBook, isBackendLister } from '../src/types.ts';
 
@@ -125,7 +125,10 @@ export class Runtime implements PanelRuntime {
       options.accessLog !== undefined
         ? Object.assign((r: AccessRecord) => options.accessLog?.(r), { reopen() {}, flush() {} })
         : createAccessLog(loaded.config.log.access);
-    const registry = options.registry ?? registryFor(loaded.config.panel);
+    const panel = loaded.panel.factory;
+    // A panel whose threads share backend state provides the registry (the worker panel's is shared memory).
+    const registry =
+      options.registry ?? (isRegistryProvider(panel) ? panel.registry(loaded.panel.options) : new BackendRegistry());
     const random = options.random ?? defaultRandom;
     const health = new HealthManager(registry, logger);
     let runtime: Runtime | undefined;

@@ -12,11 +12,11 @@
  */
 
 import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
+import type { BoundPanel } from '../src/panel.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
-import { type ConnectionCounter, Metrics } from './metrics.ts';
-import { type BoundPanel, resolvePanel } from './panels.ts';
-import { type ReconfigurablePanel, Reloader, type ReloadResult } from './reload.ts';
+import { Metrics } from './metrics.ts';
+import { Reloader, type ReloadResult } from './reload.ts';
 import { Runtime, type RuntimeOptions } from './runtime.ts';
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
@@ -51,13 +51,13 @@ export async function startRouter(
 
 /** Starts a router from an already validated config. */
 export async function startLoaded(loaded: LoadedConfig, options: StartOptions = {}): Promise<Router> {
-  const factory = resolvePanel(loaded.config.panel.name);
+  const factory = loaded.panel.factory;
   const runtime = await Runtime.create(loaded, options);
-  const panel = factory.create(runtime);
+  const panel = factory.create(runtime, loaded.panel.options);
   // Metrics subscribe before the panel starts: worker threads serve as soon as they bind, and an
   // event published before anyone listens is not counted.
   const adminConfig = loaded.config.admin;
-  const metrics = adminConfig === undefined ? undefined : new Metrics(runtime, panel as ConnectionCounter);
+  const metrics = adminConfig === undefined ? undefined : new Metrics(runtime, panel);
   try {
     await panel.start();
   } catch (e) {
@@ -65,7 +65,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
     await runtime.close();
     throw e;
   }
-  const reloader = new Reloader(runtime, panel as Partial<ReconfigurablePanel>, options.overrides ?? {});
+  const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   let ready = true;
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {

@@ -7,14 +7,15 @@
 import { Server } from 'node:net';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { Forwarder } from '../panels/worker/forward.ts';
+import { engineOf } from '../panels/worker/options.ts';
 import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../panels/worker/protocol.ts';
 import { createLogger } from '../src/log.ts';
+import { type BoundPanel, countsListeners, isReconfigurable } from '../src/panel.ts';
 import type { AddressBookFactory } from '../src/plugin.ts';
 import { SharedRegistry } from '../src/shared-registry.ts';
 import type { LoadedConfig } from './load-config.ts';
-import { type BoundPanel, resolvePanel } from './panels.ts';
+import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator } from './plugins.ts';
-import type { ReconfigurablePanel } from './reload.ts';
 import { Runtime } from './runtime.ts';
 import { findOnly, type SnapshotBook, snapshotBookFactory } from './worker-book.ts';
 
@@ -49,7 +50,7 @@ class WorkerLoop {
   /** Decisions awaited by a prepared reload: commit (true) or abort (false). */
   readonly #decisions = new Map<number, (go: boolean) => void>();
   #runtime: Runtime | undefined;
-  #panel: (BoundPanel & Partial<ReconfigurablePanel>) | undefined;
+  #panel: BoundPanel | undefined;
   #version: string;
   #stats = '';
   #statsTimer: NodeJS.Timeout | undefined;
@@ -77,7 +78,8 @@ class WorkerLoop {
       logger: createLogger(this.#init.logLevel),
     });
     this.#runtime = runtime;
-    const panel = resolvePanel(spec.config.panel.engine).create(runtime) as BoundPanel & Partial<ReconfigurablePanel>;
+    const engine = resolvePanel(engineOf(spec.config.panel));
+    const panel = engine.create(runtime, {});
     await panel.start();
     this.#panel = panel;
     this.#port.on('message', (m: ToWorker) => this.#onMessage(m));
@@ -107,6 +109,8 @@ class WorkerLoop {
       dir: spec.dir,
       text: spec.text,
       config: spec.config,
+      // The thread runs the engine panel; the worker panel itself lives on the main thread.
+      panel: { factory: resolvePanel(engineOf(spec.config.panel)), options: {} },
       operator: { factory: operator, options: spec.operator.options },
       addressBook: { factory, options },
     };
@@ -141,7 +145,7 @@ class WorkerLoop {
     let acked = false;
     try {
       await runtime.reload(await this.#loaded(spec), async () => {
-        const listeners = await panel.reconfigure?.(spec.config.listeners);
+        const listeners = isReconfigurable(panel) ? await panel.reconfigure(spec.config.listeners) : undefined;
         this.#registry.adopt(spec.slots);
         const decided = new Promise<boolean>((resolve) => this.#decisions.set(seq, resolve));
         acked = true;
@@ -162,7 +166,8 @@ class WorkerLoop {
   }
 
   #postStats(): void {
-    const open = (this.#panel as { connectionsByListener?(): Record<string, number> }).connectionsByListener?.() ?? {};
+    const panel = this.#panel;
+    const open = panel !== undefined && countsListeners(panel) ? panel.connectionsByListener() : {};
     const text = JSON.stringify(open);
     if (text === this.#stats) return;
     this.#stats = text;

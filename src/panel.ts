@@ -1,9 +1,16 @@
 /**
- * The panel plugin contract (DESIGN "The three roles"): a factory registered by name whose
- * `create` gets the runtime; the instance owns its listeners. Optional capabilities are second
- * interfaces the composition layer detects (STYLE §3).
+ * The panel plugin contract (DESIGN "The three roles"), shaped like the operator and address-book
+ * factories (src/plugin.ts): a factory registered by name, with an options schema for the keys
+ * beside `name` in `panel:` and a pure `create(runtime, options)` (the runtime first: every panel
+ * needs it, few take options); the instance owns its listeners. Optional capabilities are second interfaces the composition layer detects with the
+ * guards below (STYLE §3), never casts:
+ *
+ *   factory: PanelValidator (refuses what it cannot honour), RegistryProvider (shared state)
+ *   panel:   ReconfigurablePanel (listeners follow reloads), ListenerCounts (metrics)
  */
-import type { ListenerConfig } from './config/schema.ts';
+import type { z } from 'zod';
+import type { BackendRegistry } from './backend-registry.ts';
+import type { Config, ListenerConfig } from './config/schema.ts';
 import type { PanelRuntime } from './engine.ts';
 import type { Panel } from './types.ts';
 
@@ -12,12 +19,60 @@ export interface BoundPanel extends Panel {
   addresses(): Record<string, { host: string; port: number }>;
 }
 
-export interface PanelFactory {
+/** A panel plugin: `panel: { name, ...options }` in config. */
+export interface PanelFactory<O = unknown> {
   readonly name: string;
-  create(runtime: PanelRuntime): BoundPanel;
+  /** Schema of the options beside `name`; omitted = no options allowed. */
+  readonly options?: z.ZodType<O>;
+  create(runtime: PanelRuntime, options: O): BoundPanel;
 }
 
-/** Optional: panels that apply listener changes in place on reload. */
+// biome-ignore lint/suspicious/noExplicitAny: factories are stored heterogeneously by name
+export type AnyPanelFactory = PanelFactory<any>;
+
+/**
+ * Optional factory capability: the listener, limits and log options of `config` this panel
+ * cannot honour, one line each, `path: what (why; what to use instead)`. Run at config load,
+ * so `check`, `start` and reload all refuse them (DESIGN "Two pipelines, every panel").
+ */
+export interface PanelValidator<O = unknown> {
+  validate(config: Config, options: O): string[];
+}
+
+export function isPanelValidator<O>(f: PanelFactory<O>): f is PanelFactory<O> & PanelValidator<O> {
+  return typeof (f as Partial<PanelValidator>).validate === 'function';
+}
+
+/** Optional factory capability: the backend registry the panel's runtime must use (shared across threads). */
+export interface RegistryProvider<O = unknown> {
+  registry(options: O): BackendRegistry;
+}
+
+export function isRegistryProvider<O>(f: PanelFactory<O>): f is PanelFactory<O> & RegistryProvider<O> {
+  return typeof (f as Partial<RegistryProvider>).registry === 'function';
+}
+
+/** Optional panel capability: applies listener changes in place on reload. */
 export interface ReconfigurablePanel {
+  /** Step 1 binds new or moved listeners (throws on failure); the returned step 2 commits after the swap. */
   reconfigure(listeners: readonly ListenerConfig[]): Promise<() => void>;
+}
+
+export function isReconfigurable(p: Panel): p is Panel & ReconfigurablePanel {
+  return typeof (p as Partial<ReconfigurablePanel>).reconfigure === 'function';
+}
+
+/** Optional panel capability: open connections by listener name (metrics, worker stats). */
+export interface ListenerCounts {
+  connectionsByListener(): Record<string, number>;
+}
+
+export function countsListeners(p: Panel): p is Panel & ListenerCounts {
+  return typeof (p as Partial<ListenerCounts>).connectionsByListener === 'function';
+}
+
+/** A panel name with its validated options, as config load resolves it. */
+export interface ResolvedPanel {
+  readonly factory: AnyPanelFactory;
+  readonly options: unknown;
 }

@@ -1,2 +1,16 @@
-/** The `http2` panel: terminates HTTP/2 and routes every stream (see README.md). */
-export { type Http2Panel, http2Panel } from './server.ts';
+/**
+ * The `http2` panel: terminates HTTP/2 and routes every stream (see README.md). It takes no
+ * options; what it cannot honour is refused at config load (validate.ts).
+ */
+import type { PanelFactory, PanelValidator } from '../../src/panel.ts';
+import { http2Panel as server } from './server.ts';
+import { http2Refusals } from './validate.ts';
+
+export type { Http2Panel } from './server.ts';
+
+/** The `http2` panel factory. */
+export const http2Panel = {
+  name: 'http2',
+  create: server.create,
+  validate: (config) => http2Refusals(config),
+} satisfies PanelFactory & PanelValidator;

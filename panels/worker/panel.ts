@@ -6,9 +6,17 @@
 
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { SwitchboardError } from '../../src/errors.ts';
-import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
-import { SharedRegistry, workerThreads } from '../../src/shared-registry.ts';
+import {
+  type AnyPanelFactory,
+  type BoundPanel,
+  isPanelValidator,
+  type PanelFactory,
+  type PanelValidator,
+  type RegistryProvider,
+} from '../../src/panel.ts';
+import { registryFor, SharedRegistry, workerThreads } from '../../src/shared-registry.ts';
 import { type AddressBook, isBackendLister, type RoutingTableSource } from '../../src/types.ts';
+import { type WorkerOptions, workerOptions } from './options.ts';
 import type { BookSpec, EngineSpec } from './protocol.ts';
 import { checkReusePort } from './support.ts';
 import { WorkerThread } from './thread.ts';
@@ -35,6 +43,7 @@ class WorkerPanel implements BoundPanel {
   readonly #entry: URL;
   readonly #runtime: PanelRuntime;
   readonly #threads: number;
+  readonly #engine: WorkerOptions['engine'];
   #registry: SharedRegistry | undefined;
   readonly #workers: (WorkerThread | undefined)[] = [];
   readonly #delays: number[] = [];
@@ -45,10 +54,11 @@ class WorkerPanel implements BoundPanel {
   #seq = 0;
   #closing = false;
 
-  constructor(entry: URL, runtime: PanelRuntime) {
+  constructor(entry: URL, runtime: PanelRuntime, options: WorkerOptions) {
     this.#entry = entry;
     this.#runtime = runtime;
-    this.#threads = workerThreads(runtime.engine.loaded.config.panel.threads);
+    this.#threads = workerThreads(options.threads);
+    this.#engine = options.engine;
   }
 
   async start(): Promise<void> {
@@ -77,10 +87,7 @@ class WorkerPanel implements BoundPanel {
     }
     this.#runtime.prepare = (engine) => this.#prepare(engine);
     this.#runtime.snapshotListeners.add(this.#onSnapshot);
-    this.#runtime.logger.info(
-      { threads: this.#threads, engine: this.#spec.config.panel.engine },
-      'worker threads ready',
-    );
+    this.#runtime.logger.info({ threads: this.#threads, engine: this.#engine }, 'worker threads ready');
   }
 
   /** Addresses every worker listens on, by listener name (port 0 resolved). */
@@ -251,10 +258,24 @@ class WorkerPanel implements BoundPanel {
 /**
  * The `worker` panel factory. `entry` is the module each thread runs: the composition layer
  * owns it (it builds a runtime and an engine panel inside the thread), so the panel itself
- * imports no address book, operator or composition code.
+ * imports no address book, operator or composition code. `engines` are the panels a thread may
+ * run: what one of them cannot honour, the worker panel cannot either.
  */
-export function workerPanel(entry: URL): PanelFactory {
-  return { name: 'worker', create: (runtime: PanelRuntime) => new WorkerPanel(entry, runtime) };
+export function workerPanel(
+  entry: URL,
+  engines: Readonly<Record<WorkerOptions['engine'], AnyPanelFactory>>,
+): PanelFactory<WorkerOptions> & PanelValidator<WorkerOptions> & RegistryProvider<WorkerOptions> {
+  return {
+    name: 'worker',
+    options: workerOptions,
+    create: (runtime, options) => new WorkerPanel(entry, runtime, options),
+    validate(config, options) {
+      const engine = engines[options.engine];
+      return isPanelValidator(engine) ? engine.validate(config, {}) : [];
+    },
+    // Threads share backend state through one registry in shared memory (src/shared-registry.ts).
+    registry: (options) => registryFor({ name: 'worker', threads: options.threads }),
+  };
 }
 
 export type { WorkerPanel };

@@ -1,7 +1,8 @@
 /**
  * The top-level config schema (DESIGN "Config contract (v1)"), in zod 4: strict objects so
  * unknown keys are errors, defaults applied, durations parsed to milliseconds. The options of the
- * operator and the address book are validated by their own plugin's schema (app/load-config.ts).
+ * panel, the operator and the address book are validated by their own plugin's schema
+ * (app/load-config.ts).
  */
 import { z } from 'zod';
 import { parseCidr } from '../ip.ts';
@@ -70,17 +71,12 @@ const pluginRef = (defaultName: string) =>
     .default(defaultName)
     .transform((v) => (typeof v === 'string' ? { name: v } : v) as { name: string; [k: string]: unknown });
 
-export const panelSchema = z
-  .union([
-    z.string(),
-    z.strictObject({
-      name: z.string(),
-      threads: z.number().int().min(1).max(256).optional(),
-      engine: z.enum(['net', 'http2']).default('net'),
-    }),
-  ])
-  .default('net')
-  .transform((v) => (typeof v === 'string' ? { name: v, engine: 'net' as const } : v));
+/**
+ * `panel: NAME` or `{ name: NAME, ...options }`: the options are the panel's own (src/panel.ts
+ * `PanelFactory.options`), checked by config load (app/load-config.ts), which then replaces this
+ * value with `{ name, ...parsed options }` (defaults applied).
+ */
+export const panelSchema = pluginRef('net');
 
 export const configSchema = z
   .strictObject({
@@ -144,3 +140,4 @@ export type ListenerConfig = z.output<typeof listenerSchema>;
 export type Limits = z.output<typeof limitsSchema>;
 export type AdminConfig = NonNullable<Config['admin']>;
 export type PluginRef = Config['operator'];
+export type PanelRef = Config['panel'];

@@ -1,0 +1,768 @@
+/**
+ * The panel conformance suite (STYLE §17b): one table of listener and cluster scenarios, run
+ * against every panel (`net`, `http2`, `worker` running `net`, `worker` running `http2`). The
+ * `net` panel's behaviour is the reference; every other panel must behave the same, or refuse
+ * the option at config load with a message naming the option and the panel (DESIGN "Two
+ * pipelines, every panel"). Each panel's test file is one call to `panelConformance(panel)`.
+ *
+ * Every scenario starts real backends and a real router (test/harness/router.ts), sends real
+ * bytes with real clients (node:net, node:tls, node:http, node:http2), and closes all it opened.
+ * A scenario is a few seconds at most: client waits are bounded and deadlines are polled.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { writeFile } from 'node:fs/promises';
+import { connect as h2Connect } from 'node:http2';
+import { connect as netConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createServer as createTlsServer, type PeerCertificate, connect as tlsConnect } from 'node:tls';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { ConfigError } from '../../src/config/errors.ts';
+import {
+  closedPort,
+  startHttpBackend,
+  startTcpBackend,
+  type TcpBackend,
+  type TestBackend,
+} from '../harness/backend.ts';
+import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
+import { rawRequest, statusOf } from '../harness/client.ts';
+import { httpGet } from '../harness/http.ts';
+import { parsePrometheus, sum } from '../harness/prometheus.ts';
+import { eventually, LISTEN, startTestRouter, type TestRouter } from '../harness/router.ts';
+import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
+
+/** A panel under test: its label and its `panel:` config value. */
+export interface PanelUnderTest {
+  readonly label: string;
+  readonly panel: string | Readonly<Record<string, unknown>>;
+}
+
+/** The four panels every scenario runs against. */
+export const PANELS: readonly PanelUnderTest[] = [
+  { label: 'net', panel: 'net' },
+  { label: 'http2', panel: 'http2' },
+  { label: 'worker (net)', panel: { name: 'worker', threads: 2, engine: 'net' } },
+  { label: 'worker (http2)', panel: { name: 'worker', threads: 2, engine: 'http2' } },
+];
+
+/** Whether the panel (or the worker's engine) is the http2 panel. */
+function runsHttp2(p: PanelUnderTest): boolean {
+  return p.panel === 'http2' || (typeof p.panel === 'object' && p.panel.engine === 'http2');
+}
+
+/** How config errors name the panel (panels/http2/validate.ts). */
+function http2Name(p: PanelUnderTest): string {
+  return p.panel === 'http2' ? 'panel http2' : 'panel worker with engine http2';
+}
+
+/** One scenario of the table. */
+export interface Scenario {
+  readonly name: string;
+  /** The promise checked (DESIGN or README section). */
+  readonly spec: string;
+  /**
+   * For a panel that cannot honour the scenario: the config it must refuse and the error it must
+   * give (config path, option and panel named). Otherwise undefined and `run` is the scenario.
+   */
+  readonly refusal?: (p: PanelUnderTest) => { config: Record<string, unknown>; error: RegExp } | undefined;
+  run(p: PanelUnderTest): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers shared by the scenarios.
+
+const HOST = 'www.example.test';
+const get = (path = '/', extra = '') => `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n${extra}Connection: close\r\n\r\n`;
+
+/** A bfe address book: every host to cluster `c` (plus other clusters when given). */
+function book(c: Record<string, unknown>, more: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'bfe',
+    products: { p: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
+    clusters: { c, ...more },
+  };
+}
+
+/** A cluster of `addresses` in one sub-cluster (policy keys beside). */
+function cluster(addresses: readonly string[], policy: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...policy, subclusters: { s1: { weight: 1, backends: addresses.map((address) => ({ address })) } } };
+}
+
+/** The full config of a scenario for panel `p`. */
+function configFor(p: PanelUnderTest, config: Record<string, unknown>): Record<string, unknown> {
+  return { panel: p.panel, ...config };
+}
+
+/** Starts the router; the scenario body runs; everything closes whatever happened. */
+async function withRouter(
+  p: PanelUnderTest,
+  config: Record<string, unknown>,
+  body: (r: TestRouter) => Promise<void>,
+  dir?: string,
+): Promise<void> {
+  const r = await startTestRouter(configFor(p, config), dir === undefined ? {} : { dir });
+  try {
+    await body(r);
+  } finally {
+    await r.close();
+  }
+}
+
+/** Closes every backend given, ignoring undefined ones. */
+async function closeAll(...items: ({ close(): Promise<void> } | undefined)[]): Promise<void> {
+  await Promise.all(items.map((x) => x?.close()));
+}
+
+/** A raw TCP backend answering every connection's first bytes with `200 ok` (and recording them). */
+function okTcpBackend(name: string): Promise<TcpBackend> {
+  return startTcpBackend(name, (socket) => {
+    socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
+  });
+}
+
+/** Whether a socket to `port` is closed by the router within `ms`, having received no byte. */
+function closedUnanswered(port: number, send: string | undefined, ms = 4_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect({ port, host: '127.0.0.1' });
+    let got = 0;
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve(false);
+    }, ms);
+    s.on('connect', () => {
+      if (send !== undefined) s.write(send);
+    });
+    s.on('data', (d) => (got += d.length));
+    s.on('error', () => {});
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve(got === 0);
+    });
+  });
+}
+
+/**
+ * A keep-alive HTTP/1.1 connection that completed one request (so the router has accepted and
+ * counted it), then stays open until `close`.
+ */
+async function heldConnection(port: number): Promise<Socket> {
+  const s = netConnect({ port, host: '127.0.0.1' });
+  s.on('error', () => {});
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('held connection: no answer')), 4_000);
+    let text = '';
+    s.on('data', (d) => {
+      text += d.toString('latin1');
+      if (/\r\n\r\n[\s\S]*"backend"/.test(text)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    s.once('close', () => reject(new Error('held connection closed by the router')));
+    s.write(`GET / HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  });
+  return s;
+}
+
+/** One h2c request on a fresh session: the status, or the error that ended the stream. */
+function h2cRequest(
+  port: number,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const session = h2Connect(`http://127.0.0.1:${port}`);
+    const timer = setTimeout(() => {
+      session.destroy();
+      resolve({ error: 'timeout' });
+    }, 4_000);
+    const done = (v: { status: number; body: string } | { error: string }) => {
+      clearTimeout(timer);
+      session.destroy();
+      resolve(v);
+    };
+    session.on('error', (e) => done({ error: e.message }));
+    session.on('close', () => done({ error: 'session closed' }));
+    const stream = session.request({ ':path': '/', ':authority': HOST, ...headers });
+    let status = 0;
+    let body = '';
+    stream.on('response', (h) => (status = Number(h[':status'])));
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => (body += c));
+    stream.on('error', (e) => done({ error: e.message }));
+    stream.on('close', () =>
+      status === 0 ? done({ error: `stream closed (${stream.rstCode})` }) : done({ status, body }),
+    );
+  });
+}
+
+/** The certificate CN a TLS listener serves for `servername`. */
+function servedCn(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ port, host: '127.0.0.1', ca, servername: HOST });
+    s.on('secureConnect', () => {
+      const cert: PeerCertificate = s.getPeerCertificate();
+      s.destroy();
+      resolve(String(cert.subject.CN));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** The JSON body of a raw HTTP/1 response text. */
+function bodyOf(data: string): Record<string, unknown> | undefined {
+  const i = data.indexOf('\r\n\r\n');
+  try {
+    return JSON.parse(data.slice(i + 4)) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rewrites the router's config file with `config` (the harness defaults added) and reloads. */
+async function reloadWith(r: TestRouter, p: PanelUnderTest, config: Record<string, unknown>) {
+  const full = {
+    listeners: LISTEN,
+    ...configFor(p, config),
+    limits: { drainTimeout: '1s', ...(config.limits as object | undefined) },
+  };
+  await writeFile(join(r.dir, 'switchboard.yaml'), stringify(full));
+  return r.router.reload();
+}
+
+/** Shared PKI for the TLS scenarios (made once per file: openssl takes a moment). */
+let pkiPromise: Promise<{ pki: Pki; www: CertPair; alice: CertPair }> | undefined;
+function testPki() {
+  pkiPromise ??= (async () => {
+    const pki = await createPki();
+    return {
+      pki,
+      www: await pki.leaf('www', { dns: [HOST] }),
+      alice: await pki.leaf('alice', { cn: 'alice' }),
+    };
+  })();
+  return pkiPromise;
+}
+
+/** A terminate listener with the `www` certificate. */
+function terminating(www: CertPair, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'tls',
+    address: '127.0.0.1:0',
+    tls: 'terminate',
+    certificates: [{ cert: www.cert, key: www.key }],
+    ...extra,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table.
+
+export const scenarios: readonly Scenario[] = [
+  {
+    name: 'TLS termination: an HTTPS client is served, the backend gets plaintext HTTP',
+    spec: 'DESIGN listener pipeline: TLS termination with per-SNI certificates',
+    async run(p) {
+      const { pki, www } = await testPki();
+      const web = await startHttpBackend('web');
+      try {
+        await withRouter(p, { listeners: [terminating(www)], addressBook: book(cluster([web.address])) }, async (r) => {
+          const res = await tlsRequest(r.port('tls'), { servername: HOST, ca: pki.ca.certPem, send: get() });
+          expect(res.error).toBeUndefined();
+          expect(res.authorized).toBe(true);
+          expect(bodyOf(res.data)).toMatchObject({ backend: 'web', host: HOST });
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
+    name: 'TLS termination with clientAuth required: no certificate → refused, a CA-signed one → served',
+    spec: 'README listeners: clientAuth { ca, required }',
+    async run(p) {
+      const { pki, www, alice } = await testPki();
+      const web = await startHttpBackend('web');
+      try {
+        const listener = terminating(www, { clientAuth: { ca: pki.ca.cert, required: true } });
+        await withRouter(p, { listeners: [listener], addressBook: book(cluster([web.address])) }, async (r) => {
+          const anon = await tlsRequest(r.port('tls'), { servername: HOST, ca: pki.ca.certPem, send: get() });
+          expect(anon.data).not.toMatch(/^HTTP\/1\.1 200/);
+          expect(web.hits).toBe(0);
+          const authed = await tlsRequest(r.port('tls'), {
+            servername: HOST,
+            ca: pki.ca.certPem,
+            client: alice,
+            send: get(),
+          });
+          expect(bodyOf(authed.data)).toMatchObject({ backend: 'web' });
+          expect(web.hits).toBe(1);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
+    name: 'TLS passthrough: the ClientHello is routed by SNI and spliced to a TLS backend',
+    spec: 'DESIGN: TLS passthrough peek',
+    refusal: (p) =>
+      runsHttp2(p)
+        ? {
+            config: {
+              listeners: [{ name: 'pt', address: '127.0.0.1:0', tls: 'passthrough' }],
+              addressBook: book(cluster(['127.0.0.1:1'])),
+            },
+            error: new RegExp(`listeners\\[0\\]\\.tls: passthrough is not supported by ${http2Name(p)}`),
+          }
+        : undefined,
+    async run(p) {
+      const { pki, www } = await testPki();
+      const tlsBackend = await startTlsBackend('tls-be', www);
+      try {
+        const config = {
+          listeners: [{ name: 'pt', address: '127.0.0.1:0', tls: 'passthrough' }],
+          addressBook: book(cluster([tlsBackend.address])),
+        };
+        await withRouter(p, config, async (r) => {
+          const res = await tlsRequest(r.port('pt'), { servername: HOST, ca: pki.ca.certPem });
+          expect(JSON.parse(res.data.trim())).toMatchObject({ backend: 'tls-be', sni: HOST });
+        });
+      } finally {
+        await closeAll(tlsBackend);
+      }
+    },
+  },
+  {
+    name: 'PROXY in from a trusted peer: the header is stripped, its source is the logged client',
+    spec: 'DESIGN listener pipeline: PROXY header in (trustedSources)',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const listener = { name: 'web', address: '127.0.0.1:0', proxyProtocol: 'v1', trustedSources: ['127.0.0.0/8'] };
+        await withRouter(p, { listeners: [listener], addressBook: book(cluster([be.address])) }, async (r) => {
+          const proxy = 'PROXY TCP4 203.0.113.9 198.51.100.1 40009 80\r\n';
+          const res = await rawRequest(r.port(), proxy + get('/proxied'));
+          expect(statusOf(res)).toBe(200);
+          expect(be.all().toString('latin1')).not.toContain('PROXY TCP4');
+          expect(be.all().toString('latin1')).toContain('GET /proxied HTTP/1.1');
+          await r.waitForAccess(1);
+          expect(r.access.some((a) => a.client.startsWith('203.0.113.9'))).toBe(true);
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
+    name: 'PROXY in from an untrusted peer: closed unanswered, logged proxy_rejected, no backend',
+    spec: 'README listeners: trustedSources',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const listener = { name: 'web', address: '127.0.0.1:0', proxyProtocol: 'v1', trustedSources: ['10.0.0.0/8'] };
+        await withRouter(p, { listeners: [listener], addressBook: book(cluster([be.address])) }, async (r) => {
+          const proxy = 'PROXY TCP4 203.0.113.9 198.51.100.1 40009 80\r\n';
+          expect(await closedUnanswered(r.port(), proxy + get())).toBe(true);
+          await r.waitForAccess(1, 4_000);
+          expect(r.access[0]).toMatchObject({ result: 'proxy_rejected' });
+          expect(be.hits).toBe(0);
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  ...(['listener maxConnections', 'global maxConnections', 'maxConnectionsPerClient'] as const).map(
+    (cap): Scenario => ({
+      name: `${cap} 2: with two connections held, every further one is closed unanswered (overloaded), counted once per process`,
+      spec: 'DESIGN listener pipeline: caps counted once per process, across worker threads',
+      async run(p) {
+        const web = await startHttpBackend('web');
+        const held: Socket[] = [];
+        try {
+          const config = {
+            listeners: [
+              {
+                name: 'web',
+                address: '127.0.0.1:0',
+                ...(cap === 'listener maxConnections' ? { maxConnections: 2 } : {}),
+              },
+            ],
+            limits: {
+              ...(cap === 'global maxConnections' ? { maxConnections: 2 } : {}),
+              ...(cap === 'maxConnectionsPerClient' ? { maxConnectionsPerClient: 2 } : {}),
+            },
+            addressBook: book(cluster([web.address])),
+          };
+          await withRouter(p, config, async (r) => {
+            held.push(await heldConnection(r.port()), await heldConnection(r.port()));
+            const before = r.access.length;
+            // Four more: with per-thread counting (2 threads) some would be accepted.
+            for (let i = 0; i < 4; i++) expect(await closedUnanswered(r.port(), get())).toBe(true);
+            await eventually(
+              () => r.access.slice(before).filter((a) => a.result === 'overloaded').length === 4,
+              4_000,
+              'four overloaded access lines',
+            );
+            expect(web.hits).toBe(2);
+          });
+        } finally {
+          for (const s of held) s.destroy();
+          await closeAll(web);
+        }
+      },
+    }),
+  ),
+  {
+    name: 'peekTimeout: an incomplete head is answered 408 or closed within the deadline, no backend',
+    spec: 'DESIGN config: limits.peekTimeout (PROXY header + head must arrive within this)',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const config = { limits: { peekTimeout: '300ms' }, addressBook: book(cluster([be.address])) };
+        await withRouter(p, config, async (r) => {
+          const started = Date.now();
+          const res = await rawRequest(r.port(), `GET / HTTP/1.1\r\nHost: ${HOST}\r\n`, { timeoutMs: 4_000 });
+          // The router, not the client's 4 s timeout, ended it (generous bound: 10× the deadline).
+          expect(Date.now() - started).toBeLessThan(3_000);
+          const status = statusOf(res);
+          expect([0, 408]).toContain(status);
+          expect(be.hits).toBe(0);
+          await r.waitForAccess(1, 4_000);
+          expect(r.access[0]).toMatchObject({ result: 'peek_timeout' });
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
+    name: 'maxHeaderBytes: a larger HTTP/1.1 head is answered 431 (or closed), never forwarded',
+    spec: 'DESIGN config: limits.maxHeaderBytes (larger head → 431)',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const config = { limits: { maxHeaderBytes: 2048 }, addressBook: book(cluster([be.address])) };
+        await withRouter(p, config, async (r) => {
+          const res = await rawRequest(r.port(), get('/', `X-Big: ${'a'.repeat(8_000)}\r\n`));
+          expect([0, 431]).toContain(statusOf(res));
+          expect(be.hits).toBe(0);
+          // A head under the limit still goes through.
+          expect(statusOf(await rawRequest(r.port(), get('/small')))).toBe(200);
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
+    name: 'maxHeaderBytes: a larger h2c header list is refused (431, reset or closed), never forwarded',
+    spec: 'issue 16 item 4: the http2 panel applies maxHeaderBytes to header lists',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const config = { limits: { maxHeaderBytes: 2048 }, addressBook: book(cluster([be.address])) };
+        await withRouter(p, config, async (r) => {
+          const res = await h2cRequest(r.port(), { 'x-big': 'a'.repeat(8_000) });
+          if ('status' in res) expect(res.status).toBe(431);
+          expect(be.hits).toBe(0);
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
+    name: 'upstream TLS with a certificate that fails verification: 502, nothing in clear at the backend',
+    spec: 'DESIGN upstream pipeline: upstream TLS (ca, sni, verify)',
+    async run(p) {
+      const { pki } = await testPki();
+      const other = await pki.otherCa('rogue-ca', 'Rogue CA');
+      const rogue = await other.leaf('rogue', { dns: [HOST] });
+      // The TLS backend sits behind a recording relay: every byte the router sends is kept.
+      const tlsServer = createTlsServer({ cert: rogue.certPem, key: rogue.keyPem }, (s) => {
+        s.on('error', () => {});
+        s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+      });
+      tlsServer.on('tlsClientError', () => {});
+      await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', () => resolve()));
+      const tlsPort = (tlsServer.address() as { port: number }).port;
+      const relay = await startTcpBackend('relay', (socket) => {
+        const up = netConnect({ port: tlsPort, host: '127.0.0.1' });
+        up.on('error', () => socket.destroy());
+        socket.on('error', () => up.destroy());
+        socket.pipe(up).pipe(socket);
+      });
+      try {
+        const c = cluster([relay.address], { tls: { ca: pki.ca.cert, sni: HOST }, retries: 0 });
+        await withRouter(p, { addressBook: book(c) }, async (r) => {
+          const res = await rawRequest(r.port(), get('/secret', 'Authorization: Bearer s3cret\r\n'));
+          expect(statusOf(res)).toBe(502);
+          const seen = relay.all();
+          expect(seen.length).toBeGreaterThan(0);
+          expect(seen[0]).toBe(0x16);
+          expect(seen.toString('latin1')).not.toContain('s3cret');
+          expect(seen.toString('latin1')).not.toContain('GET /secret');
+        });
+      } finally {
+        await closeAll(relay);
+        await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+      }
+    },
+  },
+  {
+    name: 'outbound PROXY v1: the backend gets the client address before the request',
+    spec: 'DESIGN upstream pipeline: outbound PROXY header',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        await withRouter(p, { addressBook: book(cluster([be.address], { proxyProtocol: 'v1' })) }, async (r) => {
+          expect(statusOf(await rawRequest(r.port(), get('/pp')))).toBe(200);
+          const text = be.all().toString('latin1');
+          expect(text).toMatch(/^PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 \d+ \d+\r\n/);
+          expect(text).toContain('GET /pp HTTP/1.1');
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
+    name: 'retries + crossRetries: 4 refusing backends in 2 sub-clusters → 502 after exactly 4 attempts',
+    spec: 'DESIGN: findJack loop with retries and crossRetries (test/integration/retry-budget)',
+    async run(p) {
+      const dead: string[] = [];
+      for (let i = 0; i < 4; i++) dead.push(`127.0.0.1:${await closedPort()}`);
+      const c = {
+        retries: 2,
+        crossRetries: 1,
+        healthCheck: { failNum: 100 },
+        subclusters: {
+          dc1: { weight: 1, backends: [{ address: dead[0] }, { address: dead[1] }] },
+          dc2: { weight: 1, backends: [{ address: dead[2] }, { address: dead[3] }] },
+        },
+      };
+      // Attempts are seen on the diagnostics channel where the panel runs in this thread.
+      const attempts: string[] = [];
+      const onConnect = (m: unknown) => attempts.push((m as { backend: { id: string } }).backend.id);
+      subscribe('switchboard:upstream:connect', onConnect);
+      try {
+        await withRouter(p, { addressBook: book(c) }, async (r) => {
+          const res = await rawRequest(r.port(), get());
+          expect(statusOf(res)).toBe(502);
+          await r.waitForAccess(1);
+          expect(r.access.at(-1)).toMatchObject({ result: 'connect_failed', attempts: 4 });
+          if (typeof p.panel === 'string') {
+            expect(attempts).toHaveLength(4);
+            expect(new Set(attempts).size).toBe(4);
+          }
+        });
+      } finally {
+        unsubscribe('switchboard:upstream:connect', onConnect);
+      }
+    },
+  },
+  {
+    name: 'retries: the first backend refuses, the second answers (every request 200)',
+    spec: 'DESIGN: on a failed connect report it and ask findJack again',
+    async run(p) {
+      const dead = `127.0.0.1:${await closedPort()}`;
+      const live = await startHttpBackend('live');
+      try {
+        await withRouter(p, { addressBook: book(cluster([dead, live.address])) }, async (r) => {
+          for (let i = 0; i < 4; i++) expect(statusOf(await rawRequest(r.port(), get()))).toBe(200);
+          expect(live.hits).toBe(4);
+        });
+      } finally {
+        await closeAll(live);
+      }
+    },
+  },
+  {
+    name: 'health: an active check takes a dead backend out (requests reach the live one at the first attempt)',
+    spec: 'DESIGN backend registry: health judged per (cluster, backend)',
+    async run(p) {
+      const live = await startHttpBackend('live');
+      const doomed: TestBackend = await startHttpBackend('doomed');
+      try {
+        const c = cluster([live.address, doomed.address], {
+          healthCheck: { active: true, interval: '100ms', timeout: '200ms', failNum: 1 },
+        });
+        await withRouter(p, { addressBook: book(c) }, async (r) => {
+          await doomed.close();
+          await eventually(
+            async () => {
+              const before = r.access.length;
+              for (let i = 0; i < 6; i++) if (statusOf(await rawRequest(r.port(), get())) !== 200) return false;
+              await r.waitForAccess(before + 6);
+              return r.access.slice(before).every((a) => a.attempts === 1 && a.backend === live.address);
+            },
+            6_000,
+            'the dead backend taken out',
+          );
+        });
+      } finally {
+        await closeAll(live);
+      }
+    },
+  },
+  {
+    name: 'reload adding a listener: the new listener serves, the old one still does',
+    spec: 'README reload: listeners follow reloads',
+    async run(p) {
+      const web = await startHttpBackend('web');
+      try {
+        const base = { addressBook: book(cluster([web.address])) };
+        await withRouter(p, base, async (r) => {
+          const port = await closedPort();
+          const result = await reloadWith(r, p, {
+            ...base,
+            listeners: [...LISTEN, { name: 'added', address: `127.0.0.1:${port}` }],
+          });
+          expect(result.errors).toEqual([]);
+          expect((await httpGet(port)).status).toBe(200);
+          expect((await httpGet(r.port('web'))).status).toBe(200);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
+    name: 'reload renewing a certificate: new TLS connections get the new certificate',
+    spec: 'README reload: certificates are re-read',
+    async run(p) {
+      const { pki, www } = await testPki();
+      const renewed = await pki.leaf(`renewed-${Math.random().toString(36).slice(2)}`, {
+        dns: [HOST],
+        cn: 'renewed www',
+      });
+      const web = await startHttpBackend('web');
+      try {
+        const base = { addressBook: book(cluster([web.address])) };
+        await withRouter(p, { ...base, listeners: [terminating(www)] }, async (r) => {
+          expect(await servedCn(r.port('tls'), pki.ca.certPem)).toBe(HOST);
+          const result = await reloadWith(r, p, { ...base, listeners: [terminating(renewed)] });
+          expect(result.errors).toEqual([]);
+          await eventually(
+            async () => (await servedCn(r.port('tls'), pki.ca.certPem)) === 'renewed www',
+            4_000,
+            'the renewed certificate served',
+          );
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
+    name: 'drain: a request in flight at close completes; the listener stops accepting',
+    spec: 'README shutdown: listeners stop accepting, in-flight responses finish within drainTimeout',
+    async run(p) {
+      let release: () => void = () => {};
+      const arrived = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const slow = await startHttpBackend('slow', (_req, res) => {
+        release();
+        setTimeout(() => res.end('done'), 400);
+      });
+      const r = await startTestRouter(configFor(p, { addressBook: book(cluster([slow.address])) }));
+      try {
+        const port = r.port();
+        const inflight = httpGet(port);
+        await arrived;
+        const closing = r.close();
+        const res = await inflight;
+        expect(res).toMatchObject({ status: 200, body: 'done' });
+        await closing;
+        await expect(httpGet(port)).rejects.toThrow();
+      } finally {
+        await r.close().catch(() => {});
+        await closeAll(slow);
+      }
+    },
+  },
+  {
+    name: 'metrics totals: admin /metrics counts exactly the requests sent',
+    spec: 'README metrics: switchboard_requests_total',
+    async run(p) {
+      const web = await startHttpBackend('web');
+      try {
+        const config = { admin: { address: '127.0.0.1:0' }, addressBook: book(cluster([web.address])) };
+        await withRouter(p, config, async (r) => {
+          const N = 12;
+          for (let i = 0; i < N; i++) expect((await httpGet(r.port())).status).toBe(200);
+          const admin = r.router.admin!.address().port;
+          let counted = -1;
+          await eventually(
+            async () => {
+              const text = await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text();
+              counted = sum(parsePrometheus(text), 'switchboard_requests_total', { status: '200' });
+              return counted >= N;
+            },
+            4_000,
+            'the requests counted',
+          ).catch(() => {});
+          expect(counted).toBe(N);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
+    name: 'access lines: one line per request with listener, client, host, backend, status and result',
+    spec: 'README access log',
+    async run(p) {
+      const web = await startHttpBackend('web');
+      try {
+        await withRouter(p, { addressBook: book(cluster([web.address])) }, async (r) => {
+          for (let i = 0; i < 3; i++) expect((await httpGet(r.port(), `/a${i}`)).status).toBe(200);
+          await r.waitForAccess(3);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          expect(r.access).toHaveLength(3);
+          r.access.forEach((a, i) => {
+            expect(a).toMatchObject({ listener: 'web', host: HOST, path: `/a${i}`, result: 'ok', status: 200 });
+            expect(a.client).toMatch(/^127\.0\.0\.1:\d+$/);
+            expect(a.backend).toBe(web.address);
+          });
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+];
+
+/** Runs the whole table against `p` (one `it` per scenario; refusals asserted at config load). */
+export function panelConformance(p: PanelUnderTest, table: readonly Scenario[] = scenarios): void {
+  describe(`panel conformance: ${p.label}`, () => {
+    for (const s of table) {
+      const refusal = s.refusal?.(p);
+      if (refusal !== undefined) {
+        it(`${s.name} — refused by config load`, async () => {
+          const error = await startTestRouter(configFor(p, refusal.config)).then(
+            async (r) => {
+              await r.close();
+              return undefined;
+            },
+            (e: unknown) => e as ConfigError,
+          );
+          expect(error?.code).toBe('SWB_ERR_CONFIG');
+          expect(error?.errors?.join('\n')).toMatch(refusal.error);
+        });
+      } else {
+        it(s.name, () => s.run(p), 15_000);
+      }
+    }
+  });
+}
+
+/** Removes the test PKI made by the TLS scenarios (a test file's afterAll). */
+export async function closePki(): Promise<void> {
+  const made = await pkiPromise;
+  pkiPromise = undefined;
+  await made?.pki.close();
+}
