@@ -182,10 +182,11 @@ export class Runtime implements PanelRuntime {
     if (book !== this.#engine.book) return;
     if (isBackendLister(book)) {
       const entries = [...book.listBackends()];
-      this.registry.retain(entries.map((e) => e.backend.id));
+      this.registry.retain(entries);
       this.health.update(
         entries.map((e) => ({
           backend: e.backend,
+          cluster: e.cluster,
           policy: e.policy.healthCheck,
           proxyProtocol: e.policy.proxyProtocol,
         })),

@@ -148,7 +148,7 @@ export class BfeAddressBook implements AddressBook, RoutingTableSource {
   *listBackends(): Iterable<BackendEntry> {
     for (const cluster of this.#snapshot?.clusters.values() ?? []) {
       for (const sub of cluster.subclusters)
-        for (const backend of sub.backends) yield { backend, policy: cluster.policy };
+        for (const backend of sub.backends) yield { backend, policy: cluster.policy, cluster: cluster.name };
     }
   }
 

@@ -37,7 +37,7 @@ function throwProblems(source: string, problems: readonly string[]): void {
 function* snapshotBackends(snapshot: Snapshot): Iterable<BackendEntry> {
   for (const cluster of snapshot.clusters.values()) {
     for (const sub of cluster.subclusters)
-      for (const backend of sub.backends) yield { backend, policy: cluster.policy };
+      for (const backend of sub.backends) yield { backend, policy: cluster.policy, cluster: cluster.name };
   }
 }
 
@@ -88,7 +88,7 @@ export function compileClassicRead(read: StoreRead, source: string): BookView {
     findAddresses: (request: Request) => matcher.match(request.host, request.path),
     *backends(): Iterable<BackendEntry> {
       for (const c of matcher.all)
-        for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy };
+        for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy, cluster: c.cluster };
     },
   });
 }

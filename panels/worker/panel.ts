@@ -199,7 +199,7 @@ class WorkerPanel implements BoundPanel {
    */
   async #prepare(engine: Engine): Promise<undefined> {
     this.#checkNewPorts(engine);
-    if (isBackendLister(engine.book)) this.#registry!.reserve([...engine.book.listBackends()].map((e) => e.backend.id));
+    if (isBackendLister(engine.book)) this.#registry!.reserve(engine.book.listBackends());
     const spec = this.#specOf(engine);
     const seq = ++this.#seq;
     const live = this.#live();
