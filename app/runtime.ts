@@ -8,12 +8,13 @@
  */
 import { createHash } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { BackendRegistry } from '../src/backend-registry.ts';
+import type { BackendRegistry } from '../src/backend-registry.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
 import { channels } from '../src/diagnostics.ts';
 import { DrainSet } from '../src/drain.ts';
 import type { Engine, PanelRuntime } from '../src/engine.ts';
 import { HealthManager } from '../src/health/index.ts';
+import { LocalRegistry } from '../src/local-registry.ts';
 import {
   type AccessLog,
   type AccessRecord,
@@ -128,7 +129,7 @@ export class Runtime implements PanelRuntime {
     const panel = loaded.panel.factory;
     // A panel whose threads share backend state provides the registry (the worker panel's is shared memory).
     const registry =
-      options.registry ?? (isRegistryProvider(panel) ? panel.registry(loaded.panel.options) : new BackendRegistry());
+      options.registry ?? (isRegistryProvider(panel) ? panel.registry(loaded.panel.options) : new LocalRegistry());
     const random = options.random ?? defaultRandom;
     const health = new HealthManager(registry, logger);
     let runtime: Runtime | undefined;
@@ -185,10 +186,11 @@ export class Runtime implements PanelRuntime {
     if (book !== this.#engine.book) return;
     if (isBackendLister(book)) {
       const entries = [...book.listBackends()];
-      this.registry.retain(entries.map((e) => e.backend.id));
+      this.registry.retain(entries);
       this.health.update(
         entries.map((e) => ({
           backend: e.backend,
+          cluster: e.cluster,
           policy: e.policy.healthCheck,
           proxyProtocol: e.policy.proxyProtocol,
         })),

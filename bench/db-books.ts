@@ -22,7 +22,7 @@ import { initDatabase } from '../address-books/sqlite/schema.ts';
 import { compileBfeRead } from '../address-books/sqlite/view.ts';
 import { writeRoutingTable } from '../address-books/sqlite/write.ts';
 import { etcdImportTable } from '../cli/etcd.ts';
-import { BackendRegistry } from '../src/backend-registry.ts';
+import { LocalRegistry } from '../src/local-registry.ts';
 import { seededRandom } from '../src/random.ts';
 import { requestFor } from '../test/conformance/address-book.ts';
 import { etcdBinary, startEtcd } from '../test/harness/etcd.ts';
@@ -95,7 +95,7 @@ if (etcdBinary() === undefined) {
   const makeBook = () =>
     etcdAddressBook.create(etcdAddressBook.options.parse({ endpoints: etcd.endpoint, prefix, debounce: '5ms' }), {
       configDir: '/',
-      registry: new BackendRegistry(),
+      registry: new LocalRegistry(),
       logger: pino({ level: 'silent' }),
       random: seededRandom(1),
     }) as EtcdAddressBook;

@@ -8,8 +8,8 @@
  */
 import pino from 'pino';
 import { builtinOperators } from '../operators/index.ts';
-import { BackendRegistry } from '../src/backend-registry.ts';
 import { DEFAULT_POLICY } from '../src/config/cluster.ts';
+import { LocalRegistry } from '../src/local-registry.ts';
 import { seededRandom } from '../src/random.ts';
 import { type Attempt, type Backend, type Candidates, isRefusal, type Request } from '../src/types.ts';
 
@@ -70,7 +70,7 @@ function makeOperator(name: string) {
   const options = factory.options === undefined ? {} : factory.options.parse(OPTIONS[name] ?? {});
   const ctx = {
     configDir: '.',
-    registry: new BackendRegistry(),
+    registry: new LocalRegistry(),
     logger: pino({ level: 'silent' }),
     random: seededRandom(1),
   };

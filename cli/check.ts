@@ -4,9 +4,9 @@
  */
 
 import { loadConfig } from '../app/load-config.ts';
-import { BackendRegistry } from '../src/backend-registry.ts';
 import { ConfigError } from '../src/config/errors.ts';
 import { isSwitchboardError } from '../src/errors.ts';
+import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
 import { defaultRandom } from '../src/random.ts';
 import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
@@ -17,7 +17,7 @@ export async function runCheck(file: string): Promise<number> {
     const loaded = await loadConfig(file);
     const context = {
       configDir: loaded.dir,
-      registry: new BackendRegistry(),
+      registry: new LocalRegistry(),
       logger: createLogger('warn'),
       random: defaultRandom,
     };

@@ -6,9 +6,9 @@
  */
 
 import { loadConfig } from '../app/load-config.ts';
-import { BackendRegistry } from '../src/backend-registry.ts';
 import { ConfigError } from '../src/config/errors.ts';
 import { isSwitchboardError } from '../src/errors.ts';
+import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
 import { normalizePath } from '../src/peek/path.ts';
 import { defaultRandom } from '../src/random.ts';
@@ -86,7 +86,7 @@ export async function runRoute(o: RouteOptions): Promise<number> {
     const loaded = await loadConfig(o.config);
     const context = {
       configDir: loaded.dir,
-      registry: new BackendRegistry(),
+      registry: new LocalRegistry(),
       logger: createLogger('silent'),
       random: defaultRandom,
     };

@@ -74,8 +74,8 @@ export const consistentHash = {
     const rings = new WeakMap<Pool, Ring>();
     const build = (pool: Pool) => buildRing(pool, o.replicas);
     const picker: BackendPicker = {
-      pick(sub, request, _candidates, exclude) {
-        const pool = poolOf(registry, sub);
+      pick(sub, request, candidates, exclude) {
+        const pool = poolOf(registry, sub, candidates.cluster);
         const key = keyOf(request, o);
         const position = key === undefined ? randomInt(ctx.random, 4294967296) : murmur3First64(key)[0];
         const i = ringPick(pool, memo(rings, pool, build), position, exclude, o.balanceFactor);

@@ -1,162 +1,91 @@
 /**
- * The backend registry: one record per configured `host:port`, shared by every operator and
- * panel (DESIGN "Backend registry"). Panels report connects, failures and closes; operators and
- * health checks read it. Records survive reloads for backends that stay (`retain`).
+ * The backend registry contract (DESIGN "Backend registry"): one record per configured
+ * `host:port`, shared by every operator and panel. Two implementations: `LocalRegistry`
+ * (src/local-registry.ts, one process) and `SharedRegistry` (src/shared-registry.ts, the
+ * `worker` panel's threads over shared memory). Both keep the same two kinds of state:
  *
- * 1. Panels call `connected(id, latencyMs)`, `connectFailed(id)` and `closed(id)`; per-request
- *    routing also reports `responseFailed(id)` / `responseSucceeded(id)` (outlier statuses).
- * 2. Operators read `active`, `available`, `latencyEwma` and `upSince` (slow start).
- * 3. The health manager observes connect failures and calls `setAvailable`.
- * 4. The runtime calls `retain(ids)` on every snapshot swap: records of removed backends are
+ *   per backend id             active, total, latencyEwma         (connection counts are global)
+ *   per (cluster, backend id)  failures, available, upSince       (health is judged per cluster)
+ *
+ * A backend listed by two clusters has one connection count and two health records, each judged
+ * under its own cluster's policy (src/health/). The scope `''` is the backend as a whole.
+ *
+ * 1. Panels call `connected(id, latencyMs)`, `connectFailed(id, cluster)` and `closed(id)`;
+ *    per-request routing also reports `responseFailed(id, cluster)` / `responseSucceeded`.
+ *    A report without a cluster (older callers) counts in every cluster that lists the backend.
+ * 2. Operators read `get(id, cluster)` — the record of that backend as the request's cluster
+ *    sees it: `active`, `latencyEwma` (global), `available` and `upSince` (slow start, per
+ *    cluster). `get(id)` is the whole backend: down while any cluster holds it down.
+ * 3. The health manager observes failures and calls `setAvailable(id, available, cluster)`;
+ *    without a cluster it applies to every cluster (and to clusters that appear later).
+ * 4. The runtime calls `retain(entries)` on every snapshot swap: records of removed backends are
  *    dropped (observers hear `onRemoved`, so health checks stop their timers); records of added
  *    backends start their slow-start ramp, except on the very first `retain` (process start).
  */
+import type { BackendEntry } from './types.ts';
 
-/** Per-backend state. Mutable by the registry only; everyone else reads. */
+/** One backend's record, as one cluster sees it (or the whole backend: `cluster === ''`). Read-only. */
 export interface BackendState {
   readonly id: string;
-  /** Connections currently open to this backend. */
-  active: number;
-  /** Connections ever opened. */
-  total: number;
-  /** Consecutive connect failures (reset by a success). */
-  failures: number;
-  /** False while health checks hold the backend down. */
-  available: boolean;
-  /** Peak EWMA of connect latency in milliseconds (0 until the first sample). */
-  latencyEwma: number;
-  /** When the backend became available (ms since epoch); slow start ramps from here. 0 = always up. */
-  upSince: number;
+  /** The cluster whose health this record shows; '' = the backend as a whole. */
+  readonly cluster: string;
+  /** Connections currently open to this backend (all clusters). */
+  readonly active: number;
+  /** Connections ever opened (all clusters). */
+  readonly total: number;
+  /** Consecutive failures counted for this cluster (reset by a success). */
+  readonly failures: number;
+  /** False while health checks hold the backend down for this cluster. */
+  readonly available: boolean;
+  /** Peak EWMA of connect latency in milliseconds (0 until the first sample; all clusters). */
+  readonly latencyEwma: number;
+  /** When the backend became available to this cluster (ms since epoch); slow start ramps from here. 0 = always up. */
+  readonly upSince: number;
 }
 
 /** Listeners told about connects, failures and removals (health checks subscribe). */
 export interface RegistryObserver {
+  /** A failure was counted in `state` (one call per cluster record it was counted in). */
   onConnectFailed?(state: BackendState): void;
   onConnected?(state: BackendState): void;
   /** The backend left the configuration (`retain`); stop whatever runs for it. */
   onRemoved?(id: string): void;
 }
 
-/** Weight of a new sample in the latency EWMA when it is not a new peak. */
-const EWMA_DECAY = 0.3;
+/** What `retain` and `reserve` keep: a backend id, or a backend with the cluster that lists it. */
+export type RegistryKey = string | Pick<BackendEntry, 'backend' | 'cluster'>;
 
-export class BackendRegistry {
-  readonly #states = new Map<string, BackendState>();
-  readonly #observers: RegistryObserver[] = [];
-  readonly #now: () => number;
-  #seeded = false;
-
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
-  }
-
+/** The backend registry every operator, panel and health check uses. */
+export interface BackendRegistry {
   /** The registry's clock (ms); injectable so slow-start tests control time. */
-  now(): number {
-    return this.#now();
-  }
-
-  /** The record for `id`, created on first sight (as an old, fully ramped backend). */
-  get(id: string): BackendState {
-    let s = this.#states.get(id);
-    if (s === undefined) {
-      s = { id, active: 0, total: 0, failures: 0, available: true, latencyEwma: 0, upSince: 0 };
-      this.#states.set(id, s);
-    }
-    return s;
-  }
-
-  /** The record for `id` if one exists (read-only lookups on the hot path). */
-  peek(id: string): BackendState | undefined {
-    return this.#states.get(id);
-  }
-
+  now(): number;
+  /** The record of `id` as `cluster` sees it ('' or absent: the whole backend), created on first sight. */
+  get(id: string, cluster?: string): BackendState;
+  /** The record if one exists (read-only lookups). */
+  peek(id: string, cluster?: string): BackendState | undefined;
   /** True when a record exists for `id`. */
-  has(id: string): boolean {
-    return this.#states.has(id);
-  }
-
-  /** Every record, in insertion order. */
-  all(): IterableIterator<BackendState> {
-    return this.#states.values();
-  }
-
+  has(id: string): boolean;
+  /** Every backend as a whole, in insertion order. */
+  all(): IterableIterator<BackendState>;
+  /** The per-cluster records of `id` (admin `/backends`). */
+  clusters(id: string): BackendState[];
   /** Subscribes `observer`; returns the function that unsubscribes it. */
-  observe(observer: RegistryObserver): () => void {
-    this.#observers.push(observer);
-    return () => {
-      const i = this.#observers.indexOf(observer);
-      if (i >= 0) this.#observers.splice(i, 1);
-    };
-  }
-
-  /** A connect to `id` succeeded after `latencyMs`; the connection now counts as active. */
-  connected(id: string, latencyMs: number): void {
-    const s = this.get(id);
-    s.active++;
-    s.total++;
-    s.failures = 0;
-    // Peak EWMA: a slower sample is taken at once, a faster one decays in (tower/Finagle PeakEwma).
-    s.latencyEwma = latencyMs > s.latencyEwma ? latencyMs : s.latencyEwma + EWMA_DECAY * (latencyMs - s.latencyEwma);
-    for (const o of this.#observers) o.onConnected?.(s);
-  }
-
-  /** A connect to `id` failed (refused, reset or timed out). */
-  connectFailed(id: string): void {
-    const s = this.get(id);
-    s.failures++;
-    for (const o of this.#observers) o.onConnectFailed?.(s);
-  }
-
+  observe(observer: RegistryObserver): () => void;
+  /** A connect to `id` succeeded after `latencyMs`; the connection counts as active. Resets failures (of `cluster`, or all). */
+  connected(id: string, latencyMs: number, cluster?: string): void;
+  /** A connect to `id` failed (refused, reset or timed out) for a request of `cluster` (absent: every cluster). */
+  connectFailed(id: string, cluster?: string): void;
+  /** A response matched the cluster's `outlierStatus`: counts like a failed connect. */
+  responseFailed(id: string, cluster?: string): void;
+  /** A response did not match `outlierStatus`: the failure streak is broken (BFE OnSuccess). */
+  responseSucceeded(id: string, cluster?: string): void;
+  /** A connection that `connected` counted has closed. */
+  closed(id: string): void;
+  /** Marks a backend down or up for `cluster` (absent: every cluster); coming back restarts slow start. */
+  setAvailable(id: string, available: boolean, cluster?: string): void;
   /**
-   * A response from `id` matched its cluster's `outlierStatus`: it counts toward the same
-   * consecutive-failure counter as a failed connect, so passive health checks see it alike.
-   */
-  responseFailed(id: string): void {
-    this.connectFailed(id);
-  }
-
-  /** A response from `id` did not match `outlierStatus`: the failure streak is broken (BFE OnSuccess). */
-  responseSucceeded(id: string): void {
-    const s = this.#states.get(id);
-    if (s !== undefined) s.failures = 0;
-  }
-
-  /** A connection to `id` that `connected` counted has closed. */
-  closed(id: string): void {
-    const s = this.#states.get(id);
-    if (s !== undefined && s.active > 0) s.active--;
-  }
-
-  /** Marks a backend down or back up; coming back restarts its slow-start ramp. */
-  setAvailable(id: string, available: boolean): void {
-    const s = this.get(id);
-    if (s.available === available) return;
-    s.available = available;
-    if (available) {
-      s.upSince = this.#now();
-      s.failures = 0;
-    }
-  }
-
-  /**
-   * Keeps the records of `ids` and drops the rest (after a reload). Backends seen for the first
+   * Keeps the records of `keys` and drops the rest (after a reload). Backends seen for the first
    * time start their slow-start ramp now, unless this is the first call. Returns the dropped ids.
    */
-  retain(ids: Iterable<string>): string[] {
-    const keep = new Set(ids);
-    const dropped: string[] = [];
-    for (const id of this.#states.keys()) {
-      if (!keep.has(id)) {
-        this.#states.delete(id);
-        dropped.push(id);
-      }
-    }
-    const now = this.#seeded ? this.#now() : 0;
-    for (const id of keep) {
-      if (!this.#states.has(id)) this.get(id).upSince = now;
-    }
-    this.#seeded = true;
-    for (const id of dropped) for (const o of this.#observers) o.onRemoved?.(id);
-    return dropped;
-  }
+  retain(keys: Iterable<RegistryKey>): string[];
 }

@@ -1,104 +1,181 @@
 /**
- * A backend registry whose per-backend counters live in `SharedArrayBuffer`s, so that every
- * worker thread of the `worker` panel reads and updates the same numbers (issue 11 §3):
+ * A backend registry whose cells live in `SharedArrayBuffer`s, so that every worker thread of
+ * the `worker` panel reads and updates the same numbers (issue 11 §3). Connection counts are per
+ * backend, health per (cluster, backend) (issue 16 §5):
  *
- *   ints    (Int32, Atomics)  slot × [active, total, failures, down]  +  worker × slot → active
- *   floats  (Float64, plain)  slot × [latencyEwma, upSince]
+ *   ints    (Int32, Atomics)  slot × [active, total]  +  worker × slot → active
+ *                             + health slot × [failures, down]
+ *   floats  (Float64, plain)  slot × [latencyEwma]    +  health slot × [upSince]
  *
  * 1. The main thread's registry is the *owner*: `retain` and `reserve` give each backend id a
- *    slot (never reused while free slots remain), health checks call `setAvailable` there.
- * 2. Workers hold *views* on the same buffers (`SharedRegistry.view`), adopt the owner's id →
- *    slot map with every snapshot, and count connects and closes with `Atomics.add`, so
- *    least-connections, p2c and ewma see every worker's connections.
- * 3. A worker's connect failure is counted in the shared `failures` and forwarded to the owner
- *    (`onConnectFailed` option) where the health manager observes it: passive checks run once.
+ *    slot and each (cluster, backend) a health slot (never reused while free slots remain);
+ *    health checks call `setAvailable` there.
+ * 2. Workers hold *views* on the same buffers (`SharedRegistry.view`), adopt the owner's
+ *    key → slot map with every snapshot, and count connects and closes with `Atomics.add`, so
+ *    least-connections, p2c and ewma see every worker's connections. Keys are opaque strings:
+ *    a backend id, or `slotKey(id, cluster)` for a health record.
+ * 3. A worker's connect failure is counted in the shared `failures` of its cluster and
+ *    forwarded to the owner (`onConnectFailed(key)`) where the health manager observes it
+ *    (`noteConnectFailed(key)`): passive checks run once.
  * 4. Each worker also counts its own share of `active` per slot; when a worker dies the owner
  *    subtracts that share (`forgetWorker`), so a crash does not leave phantom connections.
  * 5. `latencyEwma` and `upSince` are plain Float64 stores: a lost EWMA sample between two
  *    threads only blurs a heuristic, and `upSince` is written by the owner alone.
- * An id without a slot (buffer full, or a book the owner does not list) gets a local record.
+ * A key without a slot (buffers full, or a book the owner does not list) keeps a local cell.
  */
 import { availableParallelism } from 'node:os';
-import { BackendRegistry, type BackendState, type RegistryObserver } from './backend-registry.ts';
+import type { BackendRegistry, RegistryKey } from './backend-registry.ts';
+import { type CounterCell, type Entry, type HealthCell, Ledger, peakEwma } from './registry-ledger.ts';
 
 const ACTIVE = 0;
 const TOTAL = 1;
-const FAILURES = 2;
-const DOWN = 3;
-const INTS = 4;
-const EWMA = 0;
-const UP_SINCE = 1;
-const FLOATS = 2;
-const EWMA_DECAY = 0.3;
+const COUNTER_INTS = 2;
+const FAILURES = 0;
+const DOWN = 1;
+const HEALTH_INTS = 2;
+/** Separates the backend id from the cluster in a health slot key (ids are host:port). */
+const SEP = '\u0000';
 
 /** The buffers shared by the owner and its workers; plain data that survives `structuredClone`. */
 export interface SharedRegistryState {
   readonly capacity: number;
+  /** Health slots: one per (cluster, backend) plus one per backend as a whole. */
+  readonly healthCapacity: number;
   readonly workers: number;
   readonly ints: SharedArrayBuffer;
   readonly floats: SharedArrayBuffer;
 }
 
 /** Allocates the shared buffers for `capacity` backends and `workers` worker threads. */
-export function allocateSharedState(capacity: number, workers: number): SharedRegistryState {
+export function allocateSharedState(
+  capacity: number,
+  workers: number,
+  healthCapacity = capacity * 3,
+): SharedRegistryState {
   return {
     capacity,
+    healthCapacity,
     workers,
-    ints: new SharedArrayBuffer(4 * (capacity * INTS + workers * capacity)),
-    floats: new SharedArrayBuffer(8 * capacity * FLOATS),
+    ints: new SharedArrayBuffer(4 * (capacity * COUNTER_INTS + workers * capacity + healthCapacity * HEALTH_INTS)),
+    floats: new SharedArrayBuffer(8 * (capacity + healthCapacity)),
   };
 }
 
-/** One backend's record, read through to the shared buffers. */
-class SlotState implements BackendState {
-  readonly id: string;
-  readonly #ints: Int32Array;
-  readonly #floats: Float64Array;
-  readonly #i: number;
-  readonly #f: number;
+/** The slot key of the health record of (`cluster`, `id`); '' = the backend as a whole. */
+export function slotKey(id: string, cluster: string): string {
+  return `${id}${SEP}${cluster}`;
+}
 
-  constructor(id: string, ints: Int32Array, floats: Float64Array, slot: number) {
-    this.id = id;
-    this.#ints = ints;
-    this.#floats = floats;
-    this.#i = slot * INTS;
-    this.#f = slot * FLOATS;
+/** A slot key split back into backend id and cluster (undefined: a counters key). */
+function parseKey(key: string): [id: string, cluster: string | undefined] {
+  const i = key.indexOf(SEP);
+  return i < 0 ? [key, undefined] : [key.slice(0, i), key.slice(i + 1)];
+}
+
+/** Offsets of the regions inside the shared buffers. */
+class Layout {
+  readonly ints: Int32Array;
+  readonly floats: Float64Array;
+  readonly shares: number;
+  readonly health: number;
+  readonly upSince: number;
+  readonly state: SharedRegistryState;
+  constructor(state: SharedRegistryState) {
+    this.state = state;
+    this.ints = new Int32Array(state.ints);
+    this.floats = new Float64Array(state.floats);
+    this.shares = state.capacity * COUNTER_INTS;
+    this.health = this.shares + state.workers * state.capacity;
+    this.upSince = state.capacity;
+  }
+  /** Index of worker `w`'s share of `active` for `slot`. */
+  share(w: number, slot: number): number {
+    return this.shares + w * this.state.capacity + slot;
+  }
+}
+
+/** One backend's counters in a shared slot; a view also counts its own share of `active`. */
+class SharedCounters implements CounterCell {
+  readonly #l: Layout;
+  readonly #i: number;
+  readonly #slot: number;
+  readonly #share: number;
+  constructor(l: Layout, slot: number, worker: number | undefined) {
+    this.#l = l;
+    this.#slot = slot;
+    this.#i = slot * COUNTER_INTS;
+    this.#share = worker === undefined ? -1 : l.share(worker, slot);
   }
   get active(): number {
-    return Atomics.load(this.#ints, this.#i + ACTIVE);
-  }
-  set active(v: number) {
-    Atomics.store(this.#ints, this.#i + ACTIVE, v);
+    return Atomics.load(this.#l.ints, this.#i + ACTIVE);
   }
   get total(): number {
-    return Atomics.load(this.#ints, this.#i + TOTAL) >>> 0;
-  }
-  set total(v: number) {
-    Atomics.store(this.#ints, this.#i + TOTAL, v);
-  }
-  get failures(): number {
-    return Atomics.load(this.#ints, this.#i + FAILURES);
-  }
-  set failures(v: number) {
-    Atomics.store(this.#ints, this.#i + FAILURES, v);
-  }
-  get available(): boolean {
-    return Atomics.load(this.#ints, this.#i + DOWN) === 0;
-  }
-  set available(v: boolean) {
-    Atomics.store(this.#ints, this.#i + DOWN, v ? 0 : 1);
+    return Atomics.load(this.#l.ints, this.#i + TOTAL) >>> 0;
   }
   get latencyEwma(): number {
-    return this.#floats[this.#f + EWMA]!;
+    return this.#l.floats[this.#slot]!;
   }
-  set latencyEwma(v: number) {
-    this.#floats[this.#f + EWMA] = v;
+  connect(latencyMs: number): void {
+    const ints = this.#l.ints;
+    Atomics.add(ints, this.#i + ACTIVE, 1);
+    Atomics.add(ints, this.#i + TOTAL, 1);
+    if (this.#share >= 0) Atomics.add(ints, this.#share, 1);
+    this.#l.floats[this.#slot] = peakEwma(this.#l.floats[this.#slot]!, latencyMs);
+  }
+  close(): void {
+    const ints = this.#l.ints;
+    if (this.#share >= 0) {
+      if (Atomics.load(ints, this.#share) <= 0) return;
+      Atomics.sub(ints, this.#share, 1);
+    }
+    if (Atomics.sub(ints, this.#i + ACTIVE, 1) <= 0) Atomics.add(ints, this.#i + ACTIVE, 1);
+  }
+  /** Owner: the slot starts with `from`'s numbers. */
+  load(from: CounterCell): void {
+    Atomics.store(this.#l.ints, this.#i + ACTIVE, from.active);
+    Atomics.store(this.#l.ints, this.#i + TOTAL, from.total);
+    this.#l.floats[this.#slot] = from.latencyEwma;
+  }
+}
+
+/** One (cluster, backend) health record in a shared slot. */
+class SharedHealth implements HealthCell {
+  readonly #l: Layout;
+  readonly #i: number;
+  readonly #f: number;
+  constructor(l: Layout, slot: number) {
+    this.#l = l;
+    this.#i = l.health + slot * HEALTH_INTS;
+    this.#f = l.upSince + slot;
+  }
+  get failures(): number {
+    return Atomics.load(this.#l.ints, this.#i + FAILURES);
+  }
+  get available(): boolean {
+    return Atomics.load(this.#l.ints, this.#i + DOWN) === 0;
   }
   get upSince(): number {
-    return this.#floats[this.#f + UP_SINCE]!;
+    return this.#l.floats[this.#f]!;
   }
-  set upSince(v: number) {
-    this.#floats[this.#f + UP_SINCE] = v;
+  fail(): void {
+    Atomics.add(this.#l.ints, this.#i + FAILURES, 1);
+  }
+  succeed(): void {
+    Atomics.store(this.#l.ints, this.#i + FAILURES, 0);
+  }
+  set(available: boolean, now: number): boolean {
+    const from = available ? 1 : 0;
+    if (Atomics.compareExchange(this.#l.ints, this.#i + DOWN, from, 1 - from) !== from) return false;
+    if (available) {
+      this.#l.floats[this.#f] = now;
+      Atomics.store(this.#l.ints, this.#i + FAILURES, 0);
+    }
+    return true;
+  }
+  reset(available: boolean, upSince: number, failures: number): void {
+    Atomics.store(this.#l.ints, this.#i + DOWN, available ? 0 : 1);
+    Atomics.store(this.#l.ints, this.#i + FAILURES, failures);
+    this.#l.floats[this.#f] = upSince;
   }
 }
 
@@ -106,33 +183,48 @@ class SlotState implements BackendState {
 export interface SharedRegistryOptions {
   /** The worker index of a view (its share of `active` is counted apart); absent on the owner. */
   readonly worker?: number;
-  /** Called after a connect failure was counted (a view forwards it to the owner). */
-  readonly onConnectFailed?: (id: string) => void;
+  /** Called after a failure was counted (a view forwards the slot key to the owner). */
+  readonly onConnectFailed?: (key: string) => void;
   readonly now?: () => number;
 }
 
-/** A `BackendRegistry` backed by shared buffers (see the file header). */
-export class SharedRegistry extends BackendRegistry {
-  readonly shared: SharedRegistryState;
-  readonly #ints: Int32Array;
-  readonly #floats: Float64Array;
-  readonly #worker: number | undefined;
-  readonly #onConnectFailed: ((id: string) => void) | undefined;
-  readonly #slots = new Map<string, number>();
-  readonly #states = new Map<string, BackendState>();
-  readonly #local = new BackendRegistry();
-  readonly #observers: RegistryObserver[] = [];
-  readonly #free: number[] = [];
+/** Slots of one kind: fresh ones first, then freed ones. */
+class SlotPool {
   #next = 0;
-  #seeded = false;
+  readonly #free: number[] = [];
+  readonly capacity: number;
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+  take(): number | undefined {
+    // A freed slot is reused only when none is left: old connections on a reused slot could
+    // otherwise decrement a stranger's count.
+    return this.#next < this.capacity ? this.#next++ : this.#free.shift();
+  }
+  free(slot: number): void {
+    this.#free.push(slot);
+  }
+}
+
+/** A `BackendRegistry` backed by shared buffers (see the file header). */
+export class SharedRegistry extends Ledger implements BackendRegistry {
+  readonly shared: SharedRegistryState;
+  readonly #layout: Layout;
+  readonly #worker: number | undefined;
+  readonly #onConnectFailed: ((key: string) => void) | undefined;
+  /** key (backend id, or `slotKey(id, cluster)`) → slot. */
+  #slots = new Map<string, number>();
+  readonly #counterSlots: SlotPool;
+  readonly #healthSlots: SlotPool;
 
   constructor(shared: SharedRegistryState, options: SharedRegistryOptions = {}) {
     super(options.now);
     this.shared = shared;
-    this.#ints = new Int32Array(shared.ints);
-    this.#floats = new Float64Array(shared.floats);
+    this.#layout = new Layout(shared);
     this.#worker = options.worker;
     this.#onConnectFailed = options.onConnectFailed;
+    this.#counterSlots = new SlotPool(shared.capacity);
+    this.#healthSlots = new SlotPool(shared.healthCapacity);
   }
 
   /** A worker's view on an owner's buffers. */
@@ -140,172 +232,95 @@ export class SharedRegistry extends BackendRegistry {
     return new SharedRegistry(shared, { ...options, worker });
   }
 
-  /** The owner's id → slot map, to send to workers with a snapshot. */
+  /** The owner's key → slot map, to send to workers with a snapshot. */
   slots(): [string, number][] {
     return [...this.#slots];
   }
 
-  /** A view adopts the owner's id → slot map (records of ids it no longer lists are dropped). */
+  /** A view adopts the owner's key → slot map (records of backends it no longer lists are dropped). */
   adopt(slots: Iterable<readonly [string, number]>): void {
     const next = new Map(slots);
-    for (const id of this.#slots.keys()) if (!next.has(id)) this.#states.delete(id);
-    for (const [id, slot] of next) {
-      if (this.#slots.get(id) !== slot) {
-        this.#slots.set(id, slot);
-        this.#states.set(id, new SlotState(id, this.#ints, this.#floats, slot));
-      }
+    for (const [key, slot] of next) {
+      if (this.#slots.get(key) === slot) continue;
+      const [id, cluster] = parseKey(key);
+      const e = this.entry(id);
+      if (cluster === undefined) e.setCounters(new SharedCounters(this.#layout, slot, this.#worker));
+      else e.setHealth(cluster, new SharedHealth(this.#layout, slot));
     }
-    for (const id of [...this.#slots.keys()]) if (!next.has(id)) this.#slots.delete(id);
-  }
-
-  override get(id: string): BackendState {
-    return this.#states.get(id) ?? this.#local.get(id);
-  }
-  override peek(id: string): BackendState | undefined {
-    return this.#states.get(id) ?? this.#local.peek(id);
-  }
-  override has(id: string): boolean {
-    return this.#states.has(id) || this.#local.has(id);
-  }
-  override *all(): IterableIterator<BackendState> {
-    yield* this.#states.values();
-    yield* this.#local.all();
-  }
-
-  override observe(observer: RegistryObserver): () => void {
-    this.#observers.push(observer);
-    return () => {
-      const i = this.#observers.indexOf(observer);
-      if (i >= 0) this.#observers.splice(i, 1);
-    };
-  }
-
-  override connected(id: string, latencyMs: number): void {
-    const slot = this.#slots.get(id);
-    if (slot === undefined) {
-      this.#local.connected(id, latencyMs);
-      return;
+    for (const key of [...this.#slots.keys()]) {
+      if (next.has(key)) continue;
+      const [id, cluster] = parseKey(key);
+      if (cluster === undefined) this.drop(id);
+      else this.dropCluster(id, cluster);
     }
-    const s = this.#states.get(id)!;
-    Atomics.add(this.#ints, slot * INTS + ACTIVE, 1);
-    Atomics.add(this.#ints, slot * INTS + TOTAL, 1);
-    Atomics.store(this.#ints, slot * INTS + FAILURES, 0);
-    if (this.#worker !== undefined) Atomics.add(this.#ints, this.#share(this.#worker, slot), 1);
-    const e = s.latencyEwma;
-    s.latencyEwma = latencyMs > e ? latencyMs : e + EWMA_DECAY * (latencyMs - e);
-    for (const o of this.#observers) o.onConnected?.(s);
+    this.#slots = next;
   }
 
-  override connectFailed(id: string): void {
-    const slot = this.#slots.get(id);
-    if (slot === undefined) this.#local.connectFailed(id);
-    else Atomics.add(this.#ints, slot * INTS + FAILURES, 1);
-    this.#onConnectFailed?.(id);
-    this.noteConnectFailed(id);
+  override connectFailed(id: string, cluster = ''): void {
+    super.connectFailed(id, cluster);
+    this.#onConnectFailed?.(cluster === '' ? id : slotKey(id, cluster));
   }
 
   /** Tells observers about a failure already counted (the owner hears a worker's failures here). */
-  noteConnectFailed(id: string): void {
-    const s = this.get(id);
-    for (const o of this.#observers) o.onConnectFailed?.(s);
+  noteConnectFailed(key: string): void {
+    const [id, cluster] = parseKey(key);
+    this.notifyFailed(id, cluster ?? '');
   }
 
-  override responseSucceeded(id: string): void {
-    const slot = this.#slots.get(id);
-    if (slot === undefined) this.#local.responseSucceeded(id);
-    else Atomics.store(this.#ints, slot * INTS + FAILURES, 0);
-  }
-
-  override closed(id: string): void {
-    const slot = this.#slots.get(id);
-    if (slot === undefined) {
-      this.#local.closed(id);
-      return;
-    }
-    if (this.#worker !== undefined) {
-      const share = this.#share(this.#worker, slot);
-      if (Atomics.load(this.#ints, share) <= 0) return;
-      Atomics.sub(this.#ints, share, 1);
-    }
-    const at = slot * INTS + ACTIVE;
-    if (Atomics.sub(this.#ints, at, 1) <= 0) Atomics.add(this.#ints, at, 1);
-  }
-
-  override setAvailable(id: string, available: boolean): void {
-    const slot = this.#slots.get(id);
-    if (slot === undefined) {
-      this.#local.setAvailable(id, available);
-      return;
-    }
-    const at = slot * INTS + DOWN;
-    if (Atomics.compareExchange(this.#ints, at, available ? 1 : 0, available ? 0 : 1) !== (available ? 1 : 0)) return;
-    if (available) {
-      this.#floats[slot * FLOATS + UP_SINCE] = this.now();
-      Atomics.store(this.#ints, slot * INTS + FAILURES, 0);
-    }
-  }
-
-  /** Owner: gives `ids` slots without dropping anyone (a reload's engine before it is swapped in). */
-  reserve(ids: Iterable<string>): void {
-    const now = this.#seeded ? this.now() : 0;
-    for (const id of ids) if (!this.#slots.has(id)) this.#assign(id, now);
-  }
-
-  override retain(ids: Iterable<string>): string[] {
-    const keep = new Set(ids);
-    const dropped: string[] = [];
-    for (const [id, slot] of this.#slots) {
-      if (keep.has(id)) continue;
-      this.#slots.delete(id);
-      this.#states.delete(id);
-      this.#free.push(slot);
-      dropped.push(id);
-    }
-    dropped.push(...this.#local.retain([]));
-    this.reserve(keep);
-    this.#seeded = true;
-    for (const id of dropped) for (const o of this.#observers) o.onRemoved?.(id);
-    return dropped;
+  /** Owner: gives `keys` slots without dropping anyone (a reload's engine before it is swapped in). */
+  reserve(keys: Iterable<RegistryKey>): void {
+    this.admit(this.group(keys));
   }
 
   /** Owner: a worker died; its share of every backend's `active` is taken back. */
   forgetWorker(worker: number): void {
     const { capacity } = this.shared;
+    const ints = this.#layout.ints;
     for (let slot = 0; slot < capacity; slot++) {
-      const share = this.#share(worker, slot);
-      const n = Atomics.exchange(this.#ints, share, 0);
-      if (n > 0) Atomics.sub(this.#ints, slot * INTS + ACTIVE, n);
+      const n = Atomics.exchange(ints, this.#layout.share(worker, slot), 0);
+      if (n > 0) Atomics.sub(ints, slot * COUNTER_INTS + ACTIVE, n);
     }
   }
 
-  /** Index of worker `w`'s share of `active` for `slot`. */
-  #share(w: number, slot: number): number {
-    return this.shared.capacity * INTS + w * this.shared.capacity + slot;
+  /** Owner: moves a kept backend's local cells into fresh slots, numbers and all. */
+  protected place(e: Entry): void {
+    if (!this.#slots.has(e.id)) {
+      const slot = this.#counterSlots.take();
+      if (slot !== undefined) {
+        const cell = new SharedCounters(this.#layout, slot, this.#worker);
+        for (let w = 0; w < this.shared.workers; w++) Atomics.store(this.#layout.ints, this.#layout.share(w, slot), 0);
+        cell.load(e.counters);
+        e.setCounters(cell);
+        this.#slots.set(e.id, slot);
+      }
+    }
+    for (const [cluster, h] of e.health) {
+      const key = slotKey(e.id, cluster);
+      if (this.#slots.has(key)) continue;
+      const slot = this.#healthSlots.take();
+      if (slot === undefined) continue;
+      const cell = new SharedHealth(this.#layout, slot);
+      cell.reset(h.available, h.upSince, h.failures);
+      e.setHealth(cluster, cell);
+      this.#slots.set(key, slot);
+    }
   }
 
-  #assign(id: string, upSince: number): void {
-    // Fresh slots first; a freed slot is reused only when none is left (old connections on a
-    // reused slot could otherwise decrement a stranger's count).
-    const slot = this.#next < this.shared.capacity ? this.#next++ : this.#free.shift();
-    if (slot === undefined) {
-      this.#local.get(id).upSince = upSince;
-      return;
-    }
-    this.#ints.fill(0, slot * INTS, slot * INTS + INTS);
-    this.#floats[slot * FLOATS + EWMA] = 0;
-    this.#floats[slot * FLOATS + UP_SINCE] = upSince;
-    this.#slots.set(id, slot);
-    this.#states.set(id, new SlotState(id, this.#ints, this.#floats, slot));
+  protected freed(id: string, cluster: string | undefined): void {
+    const key = cluster === undefined ? id : slotKey(id, cluster);
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return;
+    this.#slots.delete(key);
+    (cluster === undefined ? this.#counterSlots : this.#healthSlots).free(slot);
   }
 }
 
 /** Distinct backends a shared registry holds before it reuses freed slots. */
 export const SHARED_CAPACITY = 16_384;
 
-/** The registry a runtime starts with: shared buffers for the `worker` panel, a plain one otherwise. */
-export function registryFor(panel: { readonly name: string; readonly threads?: number | undefined }): BackendRegistry {
-  if (panel.name !== 'worker') return new BackendRegistry();
-  return new SharedRegistry(allocateSharedState(SHARED_CAPACITY, workerThreads(panel.threads)));
+/** A shared registry (owner side) sized for `threads` worker threads. */
+export function sharedRegistryFor(threads: number | undefined): SharedRegistry {
+  return new SharedRegistry(allocateSharedState(SHARED_CAPACITY, workerThreads(threads)));
 }
 
 /** The number of worker threads: `threads`, or one per available core. */

@@ -188,10 +188,15 @@ export interface RoutingTableSource {
   routingTable(): unknown;
 }
 
-/** One backend of a snapshot with the policy of the cluster that lists it. */
+/** One backend of a snapshot with the cluster that lists it and that cluster's policy. */
 export interface BackendEntry {
   readonly backend: Backend;
   readonly policy: ClusterPolicy;
+  /**
+   * The name of the cluster that lists the backend (`Candidates.cluster`): health is judged per
+   * (cluster, backend). Absent (older custom books): the backend is judged as a whole.
+   */
+  readonly cluster?: string | undefined;
 }
 
 /** Optional: books that list every backend of their current snapshot (registry pruning, health checks). */

@@ -84,7 +84,7 @@ export class Snapshot {
   *backends(): Iterable<BackendEntry> {
     for (const cluster of this.clusters.values()) {
       for (const sub of cluster.subclusters)
-        for (const backend of sub.backends) yield { backend, policy: cluster.policy };
+        for (const backend of sub.backends) yield { backend, policy: cluster.policy, cluster: cluster.name };
     }
   }
 }

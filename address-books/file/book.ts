@@ -71,7 +71,7 @@ class FileBook implements AddressBook, RoutingTableSource {
   /** Every backend of the current list with its entry's policy. */
   *listBackends(): Iterable<BackendEntry> {
     for (const c of this.#snapshot?.matcher.all ?? []) {
-      for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy };
+      for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy, cluster: c.cluster };
     }
   }
 

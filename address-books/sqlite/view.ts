@@ -63,7 +63,7 @@ export function compileClassicRead(read: StoreRead, source: string): BookView {
     findAddresses: (request: Request) => matcher.match(request.host, request.path),
     *backends(): Iterable<BackendEntry> {
       for (const c of matcher.all)
-        for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy };
+        for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy, cluster: c.cluster };
     },
   });
 }

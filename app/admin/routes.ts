@@ -58,10 +58,23 @@ function backends(deps: AdminDeps): unknown[] {
     total: s.total,
     failures: s.failures,
     latencyEwmaMs: Math.round(s.latencyEwma * 1000) / 1000,
-    upSince: s.upSince === 0 ? null : new Date(s.upSince).toISOString(),
+    upSince: isoTime(s.upSince),
     healthChecked: checked.has(s.id),
     probing: health.probing(s.id),
+    // Health is judged per cluster: the fields above are the backend as a whole (down while any
+    // cluster holds it down), these are each cluster's own verdict.
+    clusters: registry.clusters(s.id).map((c) => ({
+      cluster: c.cluster,
+      available: c.available,
+      failures: c.failures,
+      upSince: isoTime(c.upSince),
+      probing: health.probing(s.id, c.cluster),
+    })),
   }));
+}
+
+function isoTime(ms: number): string | null {
+  return ms === 0 ? null : new Date(ms).toISOString();
 }
 
 const reload: Handler = async (req, res, deps, loopback) => {

@@ -102,7 +102,7 @@ class PgAddressBook implements AddressBook, BackendLister {
 
   *listBackends(): Iterable<BackendEntry> {
     for (const c of this.#snapshot.values())
-      for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy };
+      for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy, cluster: c.cluster };
   }
 
   async #connect(): Promise<void> {

@@ -22,7 +22,7 @@ export const bfe = {
     const orders = new WeakMap<Pool, Int32Array>();
     const picker: BackendPicker = {
       pick(sub, request, candidates, exclude) {
-        const pool = poolOf(registry, sub);
+        const pool = poolOf(registry, sub, candidates.cluster);
         const policy = candidates.policy;
         let i: number;
         if (policy.balance === 'sticky') {

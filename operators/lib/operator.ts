@@ -42,7 +42,7 @@ export function poolOperator(ctx: PluginContext, pick: PoolPick): OperatorInstan
   const now = () => registry.now();
   const picker: BackendPicker = {
     pick(sub, _request, candidates, exclude) {
-      const pool = poolOf(registry, sub);
+      const pool = poolOf(registry, sub, candidates.cluster);
       const slow = candidates.policy.slowStart;
       const i = pick(pool, exclude, slow, nowFor(slow, now));
       return i < 0 ? undefined : pool.jacks[i];

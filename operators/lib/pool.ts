@@ -3,6 +3,9 @@
  * records and weights in parallel arrays, built once per (registry, sub-cluster object) and
  * cached in a WeakMap. A new snapshot brings new sub-cluster objects, so a reload is picked up
  * without any invalidation; an old pool is collected with its snapshot.
+ *
+ * The records are the backends as the request's cluster sees them (`registry.get(id, cluster)`):
+ * connection counts are global per backend, availability and slow start are that cluster's.
  */
 import type { BackendRegistry, BackendState } from '../../src/backend-registry.ts';
 import { slowStartWeight } from '../../src/slow-start.ts';
@@ -11,6 +14,8 @@ import type { Backend, Jack, SubCluster } from '../../src/types.ts';
 /** One sub-cluster's backends with their registry records, in the address book's order. */
 export interface Pool {
   readonly sub: SubCluster;
+  /** The cluster whose health records `states` are. */
+  readonly cluster: string;
   readonly backends: readonly Backend[];
   readonly states: readonly BackendState[];
   /** One frozen jack per backend, so a pick allocates nothing. */
@@ -23,22 +28,23 @@ export interface Pool {
 
 const pools = new WeakMap<BackendRegistry, WeakMap<SubCluster, Pool>>();
 
-/** The cached pool of `sub` for `registry`. */
-export function poolOf(registry: BackendRegistry, sub: SubCluster): Pool {
+/** The cached pool of `sub` (a sub-cluster of `cluster`) for `registry`. */
+export function poolOf(registry: BackendRegistry, sub: SubCluster, cluster = ''): Pool {
   let byRegistry = pools.get(registry);
   if (byRegistry === undefined) {
     byRegistry = new WeakMap();
     pools.set(registry, byRegistry);
   }
   let pool = byRegistry.get(sub);
-  if (pool === undefined) {
-    pool = buildPool(registry, sub);
+  // A book that shares one sub-cluster object between clusters gets the last cluster's pool.
+  if (pool === undefined || pool.cluster !== cluster) {
+    pool = buildPool(registry, sub, cluster);
     byRegistry.set(sub, pool);
   }
   return pool;
 }
 
-function buildPool(registry: BackendRegistry, sub: SubCluster): Pool {
+function buildPool(registry: BackendRegistry, sub: SubCluster, cluster: string): Pool {
   const backends = sub.backends;
   const weights = new Float64Array(backends.length);
   let totalWeight = 0;
@@ -49,9 +55,9 @@ function buildPool(registry: BackendRegistry, sub: SubCluster): Pool {
     jacks.push(Object.freeze({ backend: b, subcluster: sub.name }));
     weights[i] = Math.max(b.weight, 0);
     totalWeight += weights[i]!;
-    states.push(registry.get(b.id));
+    states.push(registry.get(b.id, cluster));
   }
-  return { sub, backends, states, jacks, weights, totalWeight };
+  return { sub, cluster, backends, states, jacks, weights, totalWeight };
 }
 
 /** True when backend `i` of `pool` may take traffic: up, positive weight, not excluded. */

@@ -14,7 +14,7 @@ import {
   type PanelValidator,
   type RegistryProvider,
 } from '../../src/panel.ts';
-import { registryFor, SharedRegistry, workerThreads } from '../../src/shared-registry.ts';
+import { SharedRegistry, sharedRegistryFor, workerThreads } from '../../src/shared-registry.ts';
 import { type AddressBook, isBackendLister, type RoutingTableSource } from '../../src/types.ts';
 import { type WorkerOptions, workerOptions } from './options.ts';
 import type { BookSpec, EngineSpec } from './protocol.ts';
@@ -206,7 +206,7 @@ class WorkerPanel implements BoundPanel {
    */
   async #prepare(engine: Engine): Promise<undefined> {
     this.#checkNewPorts(engine);
-    if (isBackendLister(engine.book)) this.#registry!.reserve([...engine.book.listBackends()].map((e) => e.backend.id));
+    if (isBackendLister(engine.book)) this.#registry!.reserve(engine.book.listBackends());
     const spec = this.#specOf(engine);
     const seq = ++this.#seq;
     const live = this.#live();
@@ -274,7 +274,7 @@ export function workerPanel(
       return isPanelValidator(engine) ? engine.validate(config, {}) : [];
     },
     // Threads share backend state through one registry in shared memory (src/shared-registry.ts).
-    registry: (options) => registryFor({ name: 'worker', threads: options.threads }),
+    registry: (options) => sharedRegistryFor(options.threads),
   };
 }
 

@@ -1,38 +1,51 @@
 /**
- * The health state machine of one backend (reference bfe.md §7, plus active checking):
+ * The health state machine of one backend under one policy (reference bfe.md §7, plus active
+ * checking), for every cluster that lists the backend with that same policy:
  *
- *   NORMAL ──failNum consecutive connect failures (passive)──► DOWN: probe every interval
- *     ▲      or failNum consecutive failed probes (active)         │
- *     └──────────── succNum consecutive successful probes ◄────────┘  (slow start restarts)
+ *   NORMAL ──failNum consecutive failures in that cluster (passive)──► DOWN: probe every interval
+ *     ▲      or failNum consecutive failed probes (active)                  │
+ *     └──────────── succNum consecutive successful probes ◄─────────────────┘  (slow start restarts)
  *
- * Probes are chained (the next is scheduled when the last settles), so they never overlap; a
- * passive checker only probes while the backend is down, an active one always. `close` clears
- * the timer and aborts the probe in flight.
+ * Each cluster has its own record in the registry (`get(id, cluster)`): a passive trigger takes
+ * down only the cluster whose failures reached `failNum`; probes are shared (one probe stream
+ * per backend and policy, whatever the number of clusters) and each probe result is applied to
+ * every cluster of the checker. Probes are chained (the next is scheduled when the last
+ * settles), so they never overlap; a passive checker only probes while one of its clusters has
+ * the backend down, an active one always. `close` clears the timer and aborts the probe in flight.
+ * The cluster '' stands for the backend as a whole (entries that name no cluster).
  */
 import type { BackendRegistry, BackendState } from '../backend-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../types.ts';
 import { probe } from './probe.ts';
 
-/** Called when the checker moves a backend down or back up. */
-export type HealthListener = (backend: Backend, available: boolean) => void;
+/** Called when the checker moves a backend down or back up for `cluster` ('' = every cluster). */
+export type HealthListener = (backend: Backend, available: boolean, cluster: string) => void;
 
-/** Probes one backend and moves it down and up in the registry. */
+/** Probes one backend and moves it down and up in the registry, per cluster. */
 export class BackendChecker {
   readonly #registry: BackendRegistry;
   readonly #listener: HealthListener;
   #backend: Backend;
   #policy: HealthCheckPolicy;
+  /** The clusters judged by this checker → consecutive probe successes while down there. */
+  #clusters = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #inflight: AbortController | undefined;
   #closed = false;
-  #successes = 0;
   #probeFailures = 0;
 
-  constructor(backend: Backend, policy: HealthCheckPolicy, registry: BackendRegistry, listener: HealthListener) {
+  constructor(
+    backend: Backend,
+    policy: HealthCheckPolicy,
+    registry: BackendRegistry,
+    listener: HealthListener,
+    clusters: readonly string[] = [''],
+  ) {
     this.#backend = backend;
     this.#policy = policy;
     this.#registry = registry;
     this.#listener = listener;
+    this.#setClusters(clusters);
     if (this.#wantsProbes()) this.#schedule();
   }
 
@@ -41,10 +54,21 @@ export class BackendChecker {
     return this.#timer !== undefined || this.#inflight !== undefined;
   }
 
-  /** Takes a new policy (reload); starts or stops probing as `active` now requires. */
-  update(backend: Backend, policy: HealthCheckPolicy): void {
+  /** The clusters this checker judges, in the order given. */
+  get clusters(): string[] {
+    return [...this.#clusters.keys()];
+  }
+
+  /** The policy it probes with. */
+  get policy(): HealthCheckPolicy {
+    return this.#policy;
+  }
+
+  /** Takes a new policy or cluster list (reload); starts or stops probing as now required. */
+  update(backend: Backend, policy: HealthCheckPolicy, clusters: readonly string[] = ['']): void {
     this.#backend = backend;
     this.#policy = policy;
+    this.#setClusters(clusters);
     if (this.#wantsProbes()) this.#schedule();
     else if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
@@ -52,10 +76,10 @@ export class BackendChecker {
     }
   }
 
-  /** Passive trigger: real traffic failed to connect (`state.failures` consecutive). */
+  /** Passive trigger: real traffic failed `state.failures` consecutive times in `state.cluster`. */
   onConnectFailed(state: BackendState): void {
     if (this.#closed || !state.available || state.failures < this.#policy.failNum) return;
-    this.#markDown();
+    this.#markDown([this.#clusters.has(state.cluster) ? state.cluster : '']);
   }
 
   /** Stops the timer and aborts the probe in flight. */
@@ -67,15 +91,30 @@ export class BackendChecker {
     this.#inflight = undefined;
   }
 
-  #wantsProbes(): boolean {
-    return !this.#closed && (this.#policy.active || !this.#registry.get(this.#backend.id).available);
+  #setClusters(clusters: readonly string[]): void {
+    const next = new Map<string, number>();
+    for (const c of clusters) next.set(c, this.#clusters.get(c) ?? 0);
+    this.#clusters = next;
   }
 
-  #markDown(): void {
-    this.#registry.setAvailable(this.#backend.id, false);
-    this.#successes = 0;
+  #up(cluster: string): boolean {
+    return this.#registry.get(this.#backend.id, cluster).available;
+  }
+
+  #wantsProbes(): boolean {
+    if (this.#closed) return false;
+    if (this.#policy.active) return true;
+    for (const c of this.#clusters.keys()) if (!this.#up(c)) return true;
+    return false;
+  }
+
+  #markDown(clusters: readonly string[]): void {
+    for (const c of clusters) {
+      this.#registry.setAvailable(this.#backend.id, false, c);
+      this.#clusters.set(c, 0);
+      this.#listener(this.#backend, false, c);
+    }
     this.#probeFailures = 0;
-    this.#listener(this.#backend, false);
     this.#schedule();
   }
 
@@ -97,18 +136,27 @@ export class BackendChecker {
     });
   }
 
+  /** Applies one probe result to every cluster: down ones count successes, up ones failures. */
   #record(ok: boolean): void {
     const id = this.#backend.id;
-    if (!this.#registry.get(id).available) {
-      this.#successes = ok ? this.#successes + 1 : 0;
-      if (this.#successes >= this.#policy.succNum) {
-        this.#successes = 0;
-        this.#registry.setAvailable(id, true);
-        this.#listener(this.#backend, true);
+    const up: string[] = [];
+    for (const [c, successes] of this.#clusters) {
+      if (this.#up(c)) {
+        up.push(c);
+        continue;
       }
-      return;
+      const n = ok ? successes + 1 : 0;
+      this.#clusters.set(c, n);
+      if (n >= this.#policy.succNum) {
+        this.#clusters.set(c, 0);
+        this.#registry.setAvailable(id, true, c);
+        this.#listener(this.#backend, true, c);
+      }
     }
+    // A passive checker probes only for the clusters holding the backend down: its probes never
+    // take it down elsewhere (that is what `active` is for).
+    if (up.length === 0 || !this.#policy.active) return;
     this.#probeFailures = ok ? 0 : this.#probeFailures + 1;
-    if (this.#probeFailures >= this.#policy.failNum) this.#markDown();
+    if (this.#probeFailures >= this.#policy.failNum) this.#markDown(up);
   }
 }

@@ -1,21 +1,42 @@
 /**
- * The health manager: one `BackendChecker` per configured backend, kept in step with the
- * snapshots (`update`, called by the runtime on every swap) and fed by the registry's connect
- * failures. Removed backends have their checker closed, whether `update` or the registry's
- * `retain` removes them first.
+ * The health manager: health is judged per (cluster, backend) under each cluster's own policy
+ * (DESIGN "Backend registry"), but a backend is probed once per distinct policy:
+ *
+ *   entries (cluster, backend, policy)  ──group by (backend id, probe policy)──►  BackendChecker
+ *     web  127.0.0.1:9001 tcp/1s/5 passive  ┐
+ *     api  127.0.0.1:9001 tcp/1s/5 passive  ┴─► one checker, clusters [web, api]
+ *     adm  127.0.0.1:9001 tcp/100ms/1 active ──► one checker, clusters [adm]
+ *
+ * 1. The runtime calls `update(entries)` on every snapshot swap; checkers are kept (by backend
+ *    and policy), created or closed to match, and their cluster lists updated.
+ * 2. The registry reports each counted failure with the cluster record it was counted in; the
+ *    manager hands it to the checker that judges that cluster (or, for a cluster it has no
+ *    checker for, to the backend's cluster-less checker, if any).
+ * 3. Removed backends have their checkers closed, whether `update` or the registry's `retain`
+ *    removes them first.
  */
 import type { Logger } from 'pino';
-import type { BackendRegistry } from '../backend-registry.ts';
+import type { BackendRegistry, BackendState } from '../backend-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../types.ts';
 import { BackendChecker } from './checker.ts';
 import type { ProbePolicy, ProbeProxyMode } from './probe.ts';
 
-/** One backend and the health-check policy of its cluster. */
+/** One backend, the cluster that lists it, and that cluster's health-check policy. */
 export interface HealthEntry {
   readonly backend: Backend;
   readonly policy: HealthCheckPolicy;
+  /** The cluster listing the backend; absent or '' = the backend as a whole. */
+  readonly cluster?: string | undefined;
   /** The cluster's outbound PROXY mode: probes send v2 LOCAL (or v1) first when it is on. */
   readonly proxyProtocol?: ProbeProxyMode | undefined;
+}
+
+/** What one checker does, for `/backends` and tests. */
+export interface HealthCheck {
+  readonly id: string;
+  readonly clusters: readonly string[];
+  readonly policy: ProbePolicy;
+  readonly probing: boolean;
 }
 
 /** The policy a checker probes with: the health policy plus the PROXY mode (probe.ts reads it). */
@@ -24,10 +45,38 @@ function probePolicy(entry: HealthEntry): ProbePolicy {
   return mode === 'off' ? entry.policy : { ...entry.policy, proxyProtocol: mode };
 }
 
-/** Runs the health checks of every configured backend against one registry. */
+/** Two entries with the same fingerprint are probed by one checker. */
+function fingerprint(id: string, p: ProbePolicy): string {
+  const { type, interval, timeout, failNum, succNum, active, path, host, statusCode } = p;
+  return JSON.stringify([
+    id,
+    type,
+    interval,
+    timeout,
+    failNum,
+    succNum,
+    active,
+    path,
+    host,
+    statusCode,
+    p.proxyProtocol ?? 'off',
+  ]);
+}
+
+/** The key of (cluster, backend) in the failure routing table. */
+function scope(id: string, cluster: string): string {
+  return `${cluster}\u0000${id}`;
+}
+
+/** Runs the health checks of every configured (cluster, backend) against one registry. */
 export class HealthManager {
   readonly #registry: BackendRegistry;
+  /** fingerprint → checker. */
   readonly #checkers = new Map<string, BackendChecker>();
+  /** scope(id, cluster) → the checker judging it. */
+  readonly #byScope = new Map<string, BackendChecker>();
+  /** checker → its backend id (for removal). */
+  readonly #ids = new Map<BackendChecker, string>();
   readonly #unobserve: () => void;
   readonly #logger: Logger | undefined;
 
@@ -35,37 +84,65 @@ export class HealthManager {
     this.#registry = registry;
     this.#logger = logger;
     this.#unobserve = registry.observe({
-      onConnectFailed: (state) => this.#checkers.get(state.id)?.onConnectFailed(state),
+      onConnectFailed: (state) => this.#failed(state),
       onRemoved: (id) => this.#remove(id),
     });
   }
 
   /**
-   * Makes the checked set exactly `entries` (a backend listed by several clusters keeps the
-   * first policy seen). New backends get a checker, kept ones take the new policy.
+   * Makes the checked set exactly `entries`: one checker per backend and distinct probe policy,
+   * judging every cluster that lists the backend with that policy. Kept checkers take the new
+   * cluster list (and backend object); the others are closed.
    */
   update(entries: Iterable<HealthEntry>): void {
-    const seen = new Set<string>();
+    const groups = new Map<string, { backend: Backend; policy: ProbePolicy; clusters: string[] }>();
     for (const entry of entries) {
-      const { backend } = entry;
       const policy = probePolicy(entry);
-      if (seen.has(backend.id)) continue;
-      seen.add(backend.id);
-      const c = this.#checkers.get(backend.id);
-      if (c !== undefined) c.update(backend, policy);
-      else this.#checkers.set(backend.id, new BackendChecker(backend, policy, this.#registry, this.#log));
+      const key = fingerprint(entry.backend.id, policy);
+      const cluster = entry.cluster ?? '';
+      const g = groups.get(key);
+      if (g === undefined) groups.set(key, { backend: entry.backend, policy, clusters: [cluster] });
+      else if (!g.clusters.includes(cluster)) g.clusters.push(cluster);
     }
-    for (const id of [...this.#checkers.keys()]) if (!seen.has(id)) this.#remove(id);
+    for (const [key, c] of [...this.#checkers]) {
+      if (groups.has(key)) continue;
+      c.close();
+      this.#checkers.delete(key);
+      this.#ids.delete(c);
+    }
+    this.#byScope.clear();
+    for (const [key, g] of groups) {
+      let c = this.#checkers.get(key);
+      if (c !== undefined) c.update(g.backend, g.policy, g.clusters);
+      else {
+        c = new BackendChecker(g.backend, g.policy, this.#registry, this.#log, g.clusters);
+        this.#checkers.set(key, c);
+        this.#ids.set(c, g.backend.id);
+      }
+      for (const cluster of g.clusters) this.#byScope.set(scope(g.backend.id, cluster), c);
+    }
   }
 
-  /** Ids of the backends under check (admin, tests). */
+  /** Ids of the backends under check (admin, tests), each once. */
   ids(): string[] {
-    return [...this.#checkers.keys()];
+    return [...new Set(this.#ids.values())];
   }
 
-  /** True while a probe for `id` is scheduled or in flight. */
-  probing(id: string): boolean {
-    return this.#checkers.get(id)?.probing ?? false;
+  /** Every checker: its backend, the clusters it judges and its policy (admin, tests). */
+  checks(): HealthCheck[] {
+    return [...this.#checkers.values()].map((c) => ({
+      id: this.#ids.get(c)!,
+      clusters: c.clusters,
+      policy: c.policy,
+      probing: c.probing,
+    }));
+  }
+
+  /** True while a probe for `id` (judging `cluster`, when given) is scheduled or in flight. */
+  probing(id: string, cluster?: string): boolean {
+    if (cluster !== undefined) return this.#byScope.get(scope(id, cluster))?.probing ?? false;
+    for (const [c, cid] of this.#ids) if (cid === id && c.probing) return true;
+    return false;
   }
 
   /** Stops every checker and unsubscribes from the registry. */
@@ -73,15 +150,28 @@ export class HealthManager {
     this.#unobserve();
     for (const c of this.#checkers.values()) c.close();
     this.#checkers.clear();
+    this.#byScope.clear();
+    this.#ids.clear();
+  }
+
+  #failed(state: BackendState): void {
+    const c = this.#byScope.get(scope(state.id, state.cluster)) ?? this.#byScope.get(scope(state.id, ''));
+    c?.onConnectFailed(state);
   }
 
   #remove(id: string): void {
-    this.#checkers.get(id)?.close();
-    this.#checkers.delete(id);
+    for (const [key, c] of [...this.#checkers]) {
+      if (this.#ids.get(c) !== id) continue;
+      c.close();
+      this.#checkers.delete(key);
+      this.#ids.delete(c);
+      for (const cluster of c.clusters) this.#byScope.delete(scope(id, cluster));
+    }
   }
 
-  readonly #log = (backend: Backend, available: boolean): void => {
-    if (available) this.#logger?.info({ backend: backend.id }, 'backend up');
-    else this.#logger?.warn({ backend: backend.id }, 'backend down');
+  readonly #log = (backend: Backend, available: boolean, cluster: string): void => {
+    const fields = cluster === '' ? { backend: backend.id } : { backend: backend.id, cluster };
+    if (available) this.#logger?.info(fields, 'backend up');
+    else this.#logger?.warn(fields, 'backend down');
   };
 }

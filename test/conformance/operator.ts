@@ -10,8 +10,8 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { BackendRegistry } from '../../src/backend-registry.ts';
 import { DEFAULT_POLICY } from '../../src/config/cluster.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import type { OperatorInstance, PluginContext } from '../../src/plugin.ts';
 import { seededRandom } from '../../src/random.ts';
 import {
@@ -31,7 +31,7 @@ import {
 export function testContext(seed = 1, now?: () => number): PluginContext {
   return {
     configDir: '.',
-    registry: new BackendRegistry(now),
+    registry: new LocalRegistry(now),
     logger: pino({ level: 'silent' }),
     random: seededRandom(seed),
   };

@@ -28,8 +28,11 @@ function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
   return new Promise((r) => server.close(() => r()));
 }
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+async function listen(server: Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
   return (server.address() as AddressInfo).port;
 }
 
@@ -45,19 +48,22 @@ const whoami: HttpHandler = (req, res, name) => {
   res.end(body);
 };
 
-/** An HTTP backend answering `{ backend, host, url, method }` unless given a handler. */
-export async function startHttpBackend(name: string, handler: HttpHandler = whoami): Promise<TestBackend> {
+/**
+ * An HTTP backend answering `{ backend, host, url, method }` unless given a handler; on `port`
+ * when given (a backend restarted where it was), else on a free one.
+ */
+export async function startHttpBackend(name: string, handler: HttpHandler = whoami, port = 0): Promise<TestBackend> {
   let hits = 0;
   const server = createHttpServer((req, res) => {
     hits++;
     handler(req, res, name);
   });
   const sockets = track(server);
-  const port = await listen(server);
+  const bound = await listen(server, port);
   return {
     name,
-    port,
-    address: `127.0.0.1:${port}`,
+    port: bound,
+    address: `127.0.0.1:${bound}`,
     get hits() {
       return hits;
     },

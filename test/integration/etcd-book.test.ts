@@ -11,7 +11,7 @@ import { routingTableSchema } from '../../address-books/bfe/routing-table.ts';
 import type { EtcdAddressBook } from '../../address-books/etcd/book.ts';
 import { etcdAddressBook } from '../../address-books/etcd/book.ts';
 import { etcdExportYaml, etcdImportTable } from '../../cli/etcd.ts';
-import { BackendRegistry } from '../../src/backend-registry.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import { seededRandom } from '../../src/random.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
@@ -42,7 +42,7 @@ function makeBook(prefix: string) {
   const options = etcdAddressBook.options.parse({ endpoints: etcd.endpoint, prefix, debounce: '20ms' });
   return etcdAddressBook.create(options, {
     configDir: '/',
-    registry: new BackendRegistry(),
+    registry: new LocalRegistry(),
     logger: pino({ level: 'silent' }),
     random: seededRandom(1),
   });

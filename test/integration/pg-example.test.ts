@@ -10,7 +10,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pgBook from '../../examples/pg-address-book/book.ts';
-import { BackendRegistry } from '../../src/backend-registry.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import { seededRandom } from '../../src/random.ts';
 import { addressBookConformance } from '../conformance/address-book.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
@@ -46,7 +46,7 @@ if (HAVE_PG) {
     return {
       book: pgBook.create(options, {
         configDir: '/',
-        registry: new BackendRegistry(),
+        registry: new LocalRegistry(),
         logger: pino({ level: 'silent' }),
         random: seededRandom(1),
       }),

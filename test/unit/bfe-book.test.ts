@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { bfeAddressBook } from '../../address-books/bfe/book.ts';
-import { BackendRegistry } from '../../src/backend-registry.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import type { PluginContext } from '../../src/plugin.ts';
 import { seededRandom } from '../../src/random.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
@@ -13,7 +13,7 @@ import { eventually, tempDir } from '../harness/router.ts';
 type Loose = Record<string, any>;
 
 function context(configDir: string): PluginContext {
-  return { configDir, registry: new BackendRegistry(), logger: pino({ level: 'silent' }), random: seededRandom(1) };
+  return { configDir, registry: new LocalRegistry(), logger: pino({ level: 'silent' }), random: seededRandom(1) };
 }
 
 function routesYaml(port: number): string {

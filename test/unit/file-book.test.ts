@@ -5,14 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { fileAddressBook } from '../../address-books/file/book.ts';
 import { buildMatcher } from '../../address-books/file/matcher.ts';
 import { parseEntries } from '../../address-books/file/parse.ts';
-import { BackendRegistry } from '../../src/backend-registry.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import { createLogger } from '../../src/log.ts';
 import { seededRandom } from '../../src/random.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
 
 const context = (dir: string) => ({
   configDir: dir,
-  registry: new BackendRegistry(),
+  registry: new LocalRegistry(),
   logger: createLogger('silent'),
   random: seededRandom(1),
 });

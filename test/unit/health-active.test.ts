@@ -1,8 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BackendRegistry } from '../../src/backend-registry.ts';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
 import { HealthManager } from '../../src/health/index.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import type { Backend } from '../../src/types.ts';
 
 async function until(cond: () => boolean, limit = 10_000): Promise<void> {
@@ -32,7 +32,7 @@ describe('active health checks', () => {
     const port = await new Promise<number>((r) =>
       server.listen(0, '127.0.0.1', () => r((server.address() as { port: number }).port)),
     );
-    const registry = new BackendRegistry();
+    const registry = new LocalRegistry();
     const health = new HealthManager(registry);
     cleanup.push(() => health.close());
     const b: Backend = { id: `127.0.0.1:${port}`, host: '127.0.0.1', port, weight: 1, name: 'b' };
@@ -51,7 +51,7 @@ describe('active health checks', () => {
   });
 
   it('closes every probe socket and timer on close', async () => {
-    const registry = new BackendRegistry();
+    const registry = new LocalRegistry();
     const health = new HealthManager(registry);
     const b: Backend = { id: '127.0.0.1:9', host: '127.0.0.1', port: 9, weight: 1, name: 'b' };
     health.update([{ backend: b, policy: { ...healthCheckSchema.parse({}), active: true, interval: 10 } }]);

@@ -1,9 +1,9 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BackendRegistry } from '../../src/backend-registry.ts';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
 import { HealthManager } from '../../src/health/index.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../../src/types.ts';
 
 const policy = (o: Partial<HealthCheckPolicy>): HealthCheckPolicy => ({ ...healthCheckSchema.parse({}), ...o });
@@ -61,7 +61,7 @@ describe('passive health checks (bfe.md §7)', () => {
   it('marks a killed TCP backend down after failNum failures and back up after it restarts', async () => {
     let server = createServer((s) => s.destroy());
     const port = await listen(server);
-    const registry = new BackendRegistry();
+    const registry = new LocalRegistry();
     const health = new HealthManager(registry);
     cleanup.push(
       () => health.close(),
@@ -89,7 +89,7 @@ describe('passive health checks (bfe.md §7)', () => {
   });
 
   it('counts only consecutive failures', () => {
-    const registry = new BackendRegistry();
+    const registry = new LocalRegistry();
     const health = new HealthManager(registry);
     cleanup.push(() => health.close());
     const b = backendAt(1);
@@ -110,7 +110,7 @@ describe('passive health checks (bfe.md §7)', () => {
       res.writeHead(status).end();
     });
     const port = await listen(server);
-    const registry = new BackendRegistry();
+    const registry = new LocalRegistry();
     const health = new HealthManager(registry);
     cleanup.push(
       () => health.close(),
@@ -129,7 +129,7 @@ describe('passive health checks (bfe.md §7)', () => {
   });
 
   it('stops probing a backend removed by a reload', async () => {
-    const registry = new BackendRegistry();
+    const registry = new LocalRegistry();
     const health = new HealthManager(registry);
     cleanup.push(() => health.close());
     const b = backendAt(1);

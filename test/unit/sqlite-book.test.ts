@@ -12,14 +12,14 @@ import { parse as parseYaml } from 'yaml';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { initDatabase } from '../../address-books/sqlite/schema.ts';
 import { dbExport, dbImport, dbInit } from '../../cli/db.ts';
-import { BackendRegistry } from '../../src/backend-registry.ts';
+import { LocalRegistry } from '../../src/local-registry.ts';
 import type { PluginContext } from '../../src/plugin.ts';
 import { seededRandom } from '../../src/random.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
 import { tempDir } from '../harness/router.ts';
 
 function context(configDir: string): PluginContext {
-  return { configDir, registry: new BackendRegistry(), logger: pino({ level: 'silent' }), random: seededRandom(1) };
+  return { configDir, registry: new LocalRegistry(), logger: pino({ level: 'silent' }), random: seededRandom(1) };
 }
 
 function make(options: Record<string, unknown>, dir: string) {

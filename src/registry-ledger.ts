@@ -1,0 +1,405 @@
+/**
+ * The bookkeeping both registries share (`LocalRegistry`, `SharedRegistry`): which backends and
+ * which (cluster, backend) health records exist, what a report changes, and who hears about it.
+ * Where the numbers live is the implementation's business, behind two small cells:
+ *
+ *   Entry (one per backend id)
+ *     counters: CounterCell          active, total, latencyEwma        (global per backend)
+ *     health:   '' → HealthCell      the backend as a whole (reports without a cluster)
+ *               'web' → HealthCell   failures, available, upSince      (per cluster)
+ *     views:    one BackendState per cluster, handed to operators' pools once and kept
+ *
+ * Views read through to the entry's current cells, so a registry may swap a cell (a worker
+ * adopting the owner's shared slots) without invalidating pools built earlier.
+ * A cluster's health record is created on first sight with the whole backend's state, so a
+ * backend marked down without a cluster is down for clusters that appear later too.
+ */
+import type { BackendRegistry, BackendState, RegistryKey, RegistryObserver } from './backend-registry.ts';
+
+/** Connection counters of one backend, whatever cluster routed the connection. */
+export interface CounterCell {
+  readonly active: number;
+  readonly total: number;
+  readonly latencyEwma: number;
+  connect(latencyMs: number): void;
+  close(): void;
+}
+
+/** Health of one backend for one cluster. */
+export interface HealthCell {
+  readonly failures: number;
+  readonly available: boolean;
+  readonly upSince: number;
+  fail(): void;
+  succeed(): void;
+  /** Moves down or up; coming back sets `upSince = now` and clears failures. True when it changed. */
+  set(available: boolean, now: number): boolean;
+  /** Overwrites the state (a new record inherits; slow start starts at `upSince`). */
+  reset(available: boolean, upSince: number, failures: number): void;
+}
+
+/** Weight of a new sample in the latency EWMA when it is not a new peak. */
+const EWMA_DECAY = 0.3;
+
+/** Peak EWMA: a slower sample is taken at once, a faster one decays in (tower/Finagle PeakEwma). */
+export function peakEwma(previous: number, sample: number): number {
+  return sample > previous ? sample : previous + EWMA_DECAY * (sample - previous);
+}
+
+/** Counters in plain fields (one thread). */
+export class LocalCounters implements CounterCell {
+  active = 0;
+  total = 0;
+  latencyEwma = 0;
+  connect(latencyMs: number): void {
+    this.active++;
+    this.total++;
+    this.latencyEwma = peakEwma(this.latencyEwma, latencyMs);
+  }
+  close(): void {
+    if (this.active > 0) this.active--;
+  }
+}
+
+/** Health in plain fields (one thread). */
+export class LocalHealth implements HealthCell {
+  failures = 0;
+  available = true;
+  upSince = 0;
+  fail(): void {
+    this.failures++;
+  }
+  succeed(): void {
+    this.failures = 0;
+  }
+  set(available: boolean, now: number): boolean {
+    if (this.available === available) return false;
+    this.available = available;
+    if (available) {
+      this.upSince = now;
+      this.failures = 0;
+    }
+    return true;
+  }
+  reset(available: boolean, upSince: number, failures: number): void {
+    this.available = available;
+    this.upSince = upSince;
+    this.failures = failures;
+  }
+}
+
+/** One backend as one cluster sees it. */
+class ClusterView implements BackendState {
+  readonly id: string;
+  readonly cluster: string;
+  counters: CounterCell;
+  health: HealthCell;
+  constructor(id: string, cluster: string, counters: CounterCell, health: HealthCell) {
+    this.id = id;
+    this.cluster = cluster;
+    this.counters = counters;
+    this.health = health;
+  }
+  get active(): number {
+    return this.counters.active;
+  }
+  get total(): number {
+    return this.counters.total;
+  }
+  get latencyEwma(): number {
+    return this.counters.latencyEwma;
+  }
+  get failures(): number {
+    return this.health.failures;
+  }
+  get available(): boolean {
+    return this.health.available;
+  }
+  get upSince(): number {
+    return this.health.upSince;
+  }
+}
+
+/** The whole backend: down while any cluster holds it down, the longest streak, the latest return. */
+class WholeView implements BackendState {
+  readonly cluster = '';
+  readonly #entry: Entry;
+  constructor(entry: Entry) {
+    this.#entry = entry;
+  }
+  get id(): string {
+    return this.#entry.id;
+  }
+  get active(): number {
+    return this.#entry.counters.active;
+  }
+  get total(): number {
+    return this.#entry.counters.total;
+  }
+  get latencyEwma(): number {
+    return this.#entry.counters.latencyEwma;
+  }
+  get failures(): number {
+    let n = 0;
+    for (const h of this.#entry.health.values()) n = Math.max(n, h.failures);
+    return n;
+  }
+  get available(): boolean {
+    for (const h of this.#entry.health.values()) if (!h.available) return false;
+    return true;
+  }
+  get upSince(): number {
+    let t = 0;
+    for (const h of this.#entry.health.values()) t = Math.max(t, h.upSince);
+    return t;
+  }
+}
+
+/** One backend's cells and views. */
+export class Entry {
+  readonly id: string;
+  counters: CounterCell;
+  /** Health per cluster; '' (always present) is the backend as a whole. */
+  readonly health = new Map<string, HealthCell>();
+  readonly views = new Map<string, ClusterView>();
+  readonly whole: WholeView;
+
+  constructor(id: string, counters: CounterCell, whole: HealthCell) {
+    this.id = id;
+    this.counters = counters;
+    this.health.set('', whole);
+    this.whole = new WholeView(this);
+  }
+
+  /** Swaps the counters cell; views follow. */
+  setCounters(cell: CounterCell): void {
+    this.counters = cell;
+    for (const v of this.views.values()) v.counters = cell;
+  }
+
+  /** Swaps (or adds) the health cell of `cluster`; its view follows. */
+  setHealth(cluster: string, cell: HealthCell): void {
+    this.health.set(cluster, cell);
+    const v = this.views.get(cluster);
+    if (v !== undefined) v.health = cell;
+  }
+
+  /** The view of `cluster` ('' = the whole backend). */
+  view(cluster: string): BackendState {
+    if (cluster === '') return this.whole;
+    let v = this.views.get(cluster);
+    if (v === undefined) {
+      v = new ClusterView(this.id, cluster, this.counters, this.health.get(cluster)!);
+      this.views.set(cluster, v);
+    }
+    return v;
+  }
+}
+
+/** The registry logic over cells; subclasses decide where cells live (see the file header). */
+export abstract class Ledger implements BackendRegistry {
+  readonly #entries = new Map<string, Entry>();
+  readonly #observers: RegistryObserver[] = [];
+  readonly #now: () => number;
+  #seeded = false;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /**
+   * `retain`/`reserve` admitted `entry`: give it whatever storage a kept backend needs. New cells
+   * are always local (`LocalCounters`, `LocalHealth`); an implementation swaps them here.
+   */
+  protected abstract place(entry: Entry): void;
+  /** A cell of `id` was dropped (`cluster` undefined: its counters). */
+  protected abstract freed(id: string, cluster: string | undefined): void;
+
+  now(): number {
+    return this.#now();
+  }
+
+  get(id: string, cluster = ''): BackendState {
+    const e = this.entry(id);
+    if (cluster !== '') this.healthOf(e, cluster);
+    return e.view(cluster);
+  }
+
+  peek(id: string, cluster = ''): BackendState | undefined {
+    const e = this.#entries.get(id);
+    if (e === undefined || !e.health.has(cluster)) return undefined;
+    return e.view(cluster);
+  }
+
+  has(id: string): boolean {
+    return this.#entries.has(id);
+  }
+
+  *all(): IterableIterator<BackendState> {
+    for (const e of this.#entries.values()) yield e.whole;
+  }
+
+  clusters(id: string): BackendState[] {
+    const e = this.#entries.get(id);
+    if (e === undefined) return [];
+    return [...e.health.keys()].filter((c) => c !== '').map((c) => e.view(c));
+  }
+
+  observe(observer: RegistryObserver): () => void {
+    this.#observers.push(observer);
+    return () => {
+      const i = this.#observers.indexOf(observer);
+      if (i >= 0) this.#observers.splice(i, 1);
+    };
+  }
+
+  connected(id: string, latencyMs: number, cluster = ''): void {
+    const e = this.entry(id);
+    e.counters.connect(latencyMs);
+    if (cluster !== '') this.healthOf(e, cluster).succeed();
+    else for (const h of e.health.values()) h.succeed();
+    if (this.#observers.length === 0) return;
+    const s = e.view(cluster);
+    for (const o of this.#observers) o.onConnected?.(s);
+  }
+
+  connectFailed(id: string, cluster = ''): void {
+    const e = this.entry(id);
+    if (cluster !== '') this.healthOf(e, cluster).fail();
+    else for (const h of e.health.values()) h.fail();
+    this.notifyFailed(id, cluster);
+  }
+
+  responseFailed(id: string, cluster?: string): void {
+    this.connectFailed(id, cluster);
+  }
+
+  responseSucceeded(id: string, cluster = ''): void {
+    const e = this.#entries.get(id);
+    if (e === undefined) return;
+    if (cluster !== '') e.health.get(cluster)?.succeed();
+    else for (const h of e.health.values()) h.succeed();
+  }
+
+  closed(id: string): void {
+    this.#entries.get(id)?.counters.close();
+  }
+
+  setAvailable(id: string, available: boolean, cluster = ''): void {
+    const e = this.entry(id);
+    const now = available ? this.#now() : 0;
+    if (cluster !== '') this.healthOf(e, cluster).set(available, now);
+    else for (const h of e.health.values()) h.set(available, now);
+  }
+
+  retain(keys: Iterable<RegistryKey>): string[] {
+    const keep = this.group(keys);
+    const dropped: string[] = [];
+    for (const id of [...this.#entries.keys()]) {
+      if (!keep.has(id)) {
+        this.drop(id);
+        dropped.push(id);
+      }
+    }
+    this.admit(keep);
+    for (const [id, clusters] of keep) {
+      if (clusters === undefined) continue;
+      const e = this.#entries.get(id)!;
+      for (const c of [...e.health.keys()]) if (!clusters.has(c)) this.dropCluster(id, c);
+    }
+    for (const id of dropped) for (const o of this.#observers) o.onRemoved?.(id);
+    return dropped;
+  }
+
+  /** Tells observers about a failure already counted (the owner hears a worker's failures here). */
+  protected notifyFailed(id: string, cluster: string): void {
+    if (this.#observers.length === 0) return;
+    const e = this.#entries.get(id);
+    if (e === undefined) return;
+    const clusters = cluster !== '' ? [cluster] : [...e.health.keys()];
+    for (const c of clusters) {
+      if (!e.health.has(c)) continue;
+      const s = e.view(c);
+      for (const o of this.#observers) o.onConnectFailed?.(s);
+    }
+  }
+
+  /** Creates the records of `keep` that are missing (slow start begins now unless first) and places them. */
+  protected admit(keep: ReadonlyMap<string, ReadonlySet<string> | undefined>): void {
+    const now = this.#seeded ? this.#now() : 0;
+    for (const [id, clusters] of keep) {
+      let e = this.#entries.get(id);
+      if (e === undefined) {
+        e = this.entry(id);
+        e.health.get('')!.reset(true, now, 0);
+      }
+      for (const c of clusters ?? []) this.healthOf(e, c);
+      this.place(e);
+    }
+    this.#seeded = true;
+  }
+
+  /** The entry of `id`, created on first sight (as an old, fully ramped backend). */
+  protected entry(id: string): Entry {
+    let e = this.#entries.get(id);
+    if (e === undefined) {
+      e = new Entry(id, new LocalCounters(), new LocalHealth());
+      this.#entries.set(id, e);
+    }
+    return e;
+  }
+
+  /** The existing entry of `id`. */
+  protected existing(id: string): Entry | undefined {
+    return this.#entries.get(id);
+  }
+
+  /** Removes `id` and frees its cells (no observer is told). */
+  protected drop(id: string): void {
+    const e = this.#entries.get(id);
+    if (e === undefined) return;
+    this.#entries.delete(id);
+    this.freed(id, undefined);
+    for (const c of e.health.keys()) this.freed(id, c);
+  }
+
+  /** Removes the health record of (`cluster`, `id`); the whole backend's ('') stays. */
+  protected dropCluster(id: string, cluster: string): void {
+    const e = this.#entries.get(id);
+    if (cluster === '' || e === undefined || !e.health.delete(cluster)) return;
+    e.views.delete(cluster);
+    this.freed(id, cluster);
+  }
+
+  /** The health cell of (`cluster`, backend), created with the whole backend's state. */
+  protected healthOf(e: Entry, cluster: string): HealthCell {
+    let h = e.health.get(cluster);
+    if (h === undefined) {
+      const whole = e.health.get('')!;
+      h = new LocalHealth();
+      h.reset(whole.available, whole.upSince, 0);
+      e.setHealth(cluster, h);
+    }
+    return h;
+  }
+
+  /** `keys` as id → clusters listing it (undefined when no key named a cluster). */
+  protected group(keys: Iterable<RegistryKey>): Map<string, Set<string> | undefined> {
+    const out = new Map<string, Set<string> | undefined>();
+    for (const k of keys) {
+      const id = typeof k === 'string' ? k : k.backend.id;
+      const cluster = typeof k === 'string' ? undefined : k.cluster;
+      if (cluster === undefined || cluster === '') {
+        if (!out.has(id)) out.set(id, undefined);
+        continue;
+      }
+      let set = out.get(id);
+      if (set === undefined) {
+        set = new Set();
+        out.set(id, set);
+      }
+      set.add(cluster);
+    }
+    return out;
+  }
+}
