@@ -92,9 +92,10 @@ export class SharedAdmission implements Admission {
 
   listener(name: string): number {
     const a = this.#a;
-    const h = hash32(name) || 1;
+    // Stored as an Int32 word: compare in the same signed form.
+    const h = hash32(name) | 0 || 1;
     for (let j = 0; j < L; j++) {
-      const i = (h + j) % L;
+      const i = ((h >>> 0) + j) % L;
       const k = Atomics.load(a, KEYS + i);
       if (k === h) return i;
       if (k === 0) {
