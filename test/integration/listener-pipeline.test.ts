@@ -255,46 +255,49 @@ describe.each(PANELS)('global and per-client caps on the %s panel', (panel) => {
   });
 });
 
-describe('caps under panel: worker (2 threads, engine net) are counted once for the process', () => {
-  let backend: TestBackend;
-  beforeAll(async () => {
-    backend = await startHttpBackend('web');
-  });
-  afterAll(() => backend.close());
-
-  it.each([
-    ['limits.maxConnections', { limits: { maxConnections: 4 } }, {}],
-    ['listener maxConnections', {}, { maxConnections: 4 }],
-    ['limits.maxConnectionsPerClient', { limits: { maxConnectionsPerClient: 4 } }, {}],
-  ])('%s: 4 held across both threads, not 4 per thread', async (_name, top, listener) => {
-    const r = await startTestRouter({
-      panel: { name: 'worker', threads: 2, engine: 'net' },
-      listeners: [{ name: 'web', address: '127.0.0.1:0', ...listener }],
-      ...top,
-      addressBook: {
-        name: 'bfe',
-        products: { www: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'web' }] } },
-        clusters: { web: cluster(backend.address) },
-      },
+describe.each(['net', 'http2'])(
+  'caps under panel: worker (2 threads, engine %s) are counted once for the process',
+  (engine) => {
+    let backend: TestBackend;
+    beforeAll(async () => {
+      backend = await startHttpBackend('web');
     });
-    try {
-      const sockets: Socket[] = [];
-      for (let i = 0; i < 10; i++) {
-        const s = await hold(r.port());
-        s.on('error', () => {});
-        sockets.push(s);
+    afterAll(() => backend.close());
+
+    it.each([
+      ['limits.maxConnections', { limits: { maxConnections: 4 } }, {}],
+      ['listener maxConnections', {}, { maxConnections: 4 }],
+      ['limits.maxConnectionsPerClient', { limits: { maxConnectionsPerClient: 4 } }, {}],
+    ])('%s: 4 held across both threads, not 4 per thread', async (_name, top, listener) => {
+      const r = await startTestRouter({
+        panel: { name: 'worker', threads: 2, engine },
+        listeners: [{ name: 'web', address: '127.0.0.1:0', ...listener }],
+        ...top,
+        addressBook: {
+          name: 'bfe',
+          products: { www: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'web' }] } },
+          clusters: { web: cluster(backend.address) },
+        },
+      });
+      try {
+        const sockets: Socket[] = [];
+        for (let i = 0; i < 10; i++) {
+          const s = await hold(r.port());
+          s.on('error', () => {});
+          sockets.push(s);
+        }
+        // Whatever thread the kernel gave each one, exactly 6 are refused and 4 stay open.
+        await eventually(() => count(r, 'overloaded') === 6);
+        await eventually(() => sockets.filter((s) => !s.destroyed && s.readyState === 'open').length <= 4);
+        expect(count(r, 'overloaded')).toBe(6);
+        for (const s of sockets) s.destroy();
+        await eventually(async () => statusOf(Buffer.from(await exchange(r.port(), get('/')))) === 200);
+      } finally {
+        await r.close();
       }
-      // Whatever thread the kernel gave each one, exactly 6 are refused and 4 stay open.
-      await eventually(() => count(r, 'overloaded') === 6);
-      await eventually(() => sockets.filter((s) => !s.destroyed && s.readyState === 'open').length <= 4);
-      expect(count(r, 'overloaded')).toBe(6);
-      for (const s of sockets) s.destroy();
-      await eventually(async () => statusOf(Buffer.from(await exchange(r.port(), get('/')))) === 200);
-    } finally {
-      await r.close();
-    }
-  });
-});
+    });
+  },
+);
 
 describe('http2 panel: streams and header lists', () => {
   let backend: TestBackend;
