@@ -14,6 +14,7 @@ import { channels } from '../src/diagnostics.ts';
 import { DrainSet } from '../src/drain.ts';
 import type { Engine, PanelRuntime } from '../src/engine.ts';
 import { HealthManager } from '../src/health/index.ts';
+import { type Admission, LocalAdmission } from '../src/listener/admission.ts';
 import { LocalRegistry } from '../src/local-registry.ts';
 import {
   type AccessLog,
@@ -35,6 +36,10 @@ export interface RuntimeOptions {
   readonly accessLog?: AccessLog;
   readonly random?: Random;
   readonly registry?: BackendRegistry;
+  /** The connection caps (default: this thread's own counters). */
+  readonly admission?: Admission;
+  /** Listeners bind with SO_REUSEPORT (worker threads). */
+  readonly reusePort?: boolean;
 }
 
 /** Builds and starts an engine; on failure, closes what was started (reverse order). */
@@ -81,6 +86,10 @@ export class Runtime implements PanelRuntime {
   readonly random: Random;
   /** Connections that can close at a clean boundary on shutdown (src/drain.ts). */
   readonly drain = new DrainSet();
+  /** The connection caps of the process (src/listener/admission.ts). */
+  admission: Admission = new LocalAdmission();
+  /** Listeners bind with SO_REUSEPORT (worker threads). */
+  reusePort = false;
   /**
    * Hook for panels that run engines elsewhere (the worker panel's threads): readies a built
    * engine before it is swapped in; a throw aborts the reload. The returned step runs after the swap.
@@ -151,6 +160,8 @@ export class Runtime implements PanelRuntime {
     }
     runtime = new Runtime(engine, registry, health, logger, accessLog, options.accessLog !== undefined, random);
     runtime.#injectedLogger = options.logger !== undefined;
+    if (options.admission !== undefined) runtime.admission = options.admission;
+    runtime.reusePort = options.reusePort ?? false;
     runtime.#syncBackends(engine.book);
     return runtime;
   }

@@ -1,14 +1,15 @@
 /**
  * A worker thread of the `worker` panel (the data plane): builds a runtime whose address book is
  * the main thread's snapshot and whose registry is a view on the shared buffers, runs the real
- * engine panel (`net` or `http2`) on its own `reusePort` listeners, and answers the main thread's
- * messages (README.md in this folder, steps 2–5).
+ * engine panel (`net` or `http2`) on its own listeners, bound with the runtime's `reusePort`
+ * option, counting connections in the panel's shared admission buffer, and answers the main
+ * thread's messages (README.md in this folder, steps 2–5).
  */
-import { Server } from 'node:net';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { Forwarder } from '../panels/worker/forward.ts';
 import { engineOf } from '../panels/worker/options.ts';
 import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../panels/worker/protocol.ts';
+import { SharedAdmission } from '../src/listener/shared-admission.ts';
 import { createLogger } from '../src/log.ts';
 import { type BoundPanel, countsListeners, isReconfigurable } from '../src/panel.ts';
 import type { AddressBookFactory } from '../src/plugin.ts';
@@ -20,22 +21,6 @@ import { Runtime } from './runtime.ts';
 import { findOnly, type SnapshotBook, snapshotBookFactory } from './worker-book.ts';
 
 const STATS_MS = 100;
-
-/**
- * Every listening socket of this thread gets `reusePort`: the engine panels bind as usual and
- * the kernel spreads connections over the threads' sockets. The patch is this thread's only
- * (each worker has its own `node:net`); the main thread never listens through it.
- */
-function listenWithReusePort(): void {
-  const original = Server.prototype.listen;
-  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
-    const first = args[0];
-    if (first !== null && typeof first === 'object' && !('fd' in first) && !('path' in first)) {
-      args[0] = { ...first, reusePort: true };
-    }
-    return (original as (...a: unknown[]) => Server).apply(this, args);
-  } as typeof original;
-}
 
 /** The worker loop: one runtime, one engine panel, and the main thread's port. */
 class WorkerLoop {
@@ -76,6 +61,9 @@ class WorkerLoop {
       registry: this.#registry,
       accessLog: this.#forwarder.accessLog,
       logger: createLogger(this.#init.logLevel),
+      // Caps counted once for the process; every thread binds the same addresses (SO_REUSEPORT).
+      admission: SharedAdmission.view(this.#init.admission, this.#init.index),
+      reusePort: true,
     });
     this.#runtime = runtime;
     const engine = resolvePanel(engineOf(spec.config.panel));
@@ -192,7 +180,6 @@ class WorkerLoop {
 }
 
 if (parentPort !== null) {
-  listenWithReusePort();
   const port = parentPort;
   const loop = new WorkerLoop(port, workerData as WorkerInit);
   loop.start().catch((e: unknown) => {

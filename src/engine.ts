@@ -12,6 +12,7 @@ import type { BackendRegistry } from './backend-registry.ts';
 import type { LoadedConfig } from './config/loaded.ts';
 import type { Limits } from './config/schema.ts';
 import type { DrainSet } from './drain.ts';
+import type { Admission } from './listener/admission.ts';
 import type { Logger, ReopenableAccessLog } from './log.ts';
 import type { OperatorInstance } from './plugin.ts';
 import type { EngineTls } from './tls/engine-tls.ts';
@@ -39,6 +40,13 @@ export interface PanelRuntime {
   readonly accessLog: ReopenableAccessLog;
   /** Connections that can close at a clean boundary on shutdown (src/drain.ts). */
   readonly drain: DrainSet;
+  /**
+   * The connection caps of the process (src/listener/admission.ts): local counters, or in a
+   * worker thread a view on the buffer the worker panel shares between its threads.
+   */
+  readonly admission: Admission;
+  /** Listeners bind with SO_REUSEPORT (worker threads: every thread binds the same address). */
+  readonly reusePort: boolean;
   /** Marks one connection as running on `engine` (the panel calls it at accept). */
   hold(engine: Engine): void;
   /** The connection `hold` counted has ended; a retired engine closes with its last connection. */

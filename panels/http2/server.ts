@@ -2,34 +2,38 @@
  * The `http2` panel: terminates HTTP/2 with node:http2 and routes every stream on its own
  * (one connection multiplexes many hosts and paths). See README.md in this folder.
  *
- *   plaintext listener ─ net ─ sniffPreface ─┬─ h2c ──► http2 server ─┐
- *                                            └─ http/1.1 ─► http server ┤── 'request' ─► handleStream
- *   tls: terminate ─ http2 secure server (ALPN h2, http/1.1) ───────────┘
+ *   listener pipeline (src/listener/: caps, PROXY header, TLS with ALPN h2 / http/1.1, clientAuth)
+ *     │ an accepted, authenticated Connection
+ *     ├─ tls: terminate ── ALPN h2 ───────────────► http2 server ─┐
+ *     │                 └─ ALPN http/1.1 or none ─► http server  ─┤── 'request' ─► handleStream
+ *     └─ plaintext ─ sniffPreface ─┬─ h2c ────────► http2 server ─┤
+ *                                  └─ http/1.1 ───► http server  ─┘
  *
- * 1. Every accepted connection counts against `maxConnections` (over: closed, logged `overloaded`).
+ * 1. The servers never listen: the pipeline hands them sockets with `emit('connection')`.
+ *    One pair per listener config (a reload's new config gets new servers; open sessions stay
+ *    on theirs), built with the limits of the engine in use: `maxConcurrentStreams` and the
+ *    header list size are advertised in SETTINGS; an h2 header list over `maxHeaderBytes` is
+ *    answered 431 (to-request.ts), an HTTP/1.1 head over it gets 431 from node's parser.
  * 2. Sessions idle for `idleTimeout` are closed (GOAWAY); HTTP/1 sockets time out likewise.
  * 3. `close`: stop accepting, GOAWAY every client session, let streams finish within
  *    `drainTimeout`, then close the upstream pools; `destroy` closes everything now.
  */
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import {
-  createServer as createH2Server,
-  createSecureServer,
-  type Http2SecureServer,
-  type Http2Server,
-  type Http2Session,
-} from 'node:http2';
-import { createServer as createNetServer, type Server, type Socket } from 'node:net';
+import { createServer as createH2Server, type Http2Server, type Http2Session } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
+import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import { clientAddress } from '../../src/listener/client-address.ts';
+import type { Connection } from '../../src/listener/connection.ts';
+import { connectionOf, ListenerPipeline } from '../../src/listener/pipeline.ts';
+import type { AccessRecord } from '../../src/log.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
-import { clientAddress } from '../net/client-address.ts';
 import type { DownResponse } from './errors.ts';
 import { sniffPreface } from './sniff.ts';
 import { handleStream, type StreamContext } from './stream.ts';
-import { loadTls } from './tls.ts';
 import type { DownRequest } from './to-request.ts';
 import { H1Pool } from './upstream-h1.ts';
 import { H2Pool } from './upstream-h2.ts';
@@ -37,62 +41,86 @@ import { H2Pool } from './upstream-h2.ts';
 /** How long upstream sessions may take to close once every client connection is gone. */
 const UPSTREAM_GRACE_MS = 1_000;
 
-interface Bound {
-  readonly config: ListenerConfig;
-  /** The socket-owning server (net for plaintext, the secure server for TLS). */
-  readonly server: Server;
-  readonly h2: Http2Server | Http2SecureServer;
-  readonly h1: HttpServer | undefined;
+/** What a terminating listener offers, in preference order. */
+const ALPN = ['h2', 'http/1.1'] as const;
+
+const HEADER_TOO_LARGE =
+  'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\nx-switchboard-error: header_too_large\r\n\r\n';
+
+interface Servers {
+  readonly h2: Http2Server;
+  readonly h1: HttpServer;
+}
+
+/** The socket a handler got has closed: the pipeline's slot goes back. */
+function onClosed(this: Socket): void {
+  connectionOf(this)?.done();
 }
 
 class Http2Panel implements BoundPanel {
   readonly #runtime: PanelRuntime;
-  readonly #bound: Bound[] = [];
-  readonly #sockets = new Set<Socket>();
+  readonly #pipeline: ListenerPipeline;
+  /** The servers of each listener config (a reload's new config object gets new ones). */
+  readonly #servers = new WeakMap<ListenerConfig, Servers>();
+  /** Every HTTP/1 server made, for closing idle keep-alive sockets on drain. */
+  readonly #h1Servers = new Set<HttpServer>();
   readonly #sessions = new Set<Http2Session>();
   readonly #h2: H2Pool;
   readonly #h1: H1Pool;
-  #idle: (() => void) | undefined;
 
   constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
     const { idleTimeout } = runtime.engine.limits;
     this.#h2 = new H2Pool(runtime.registry, idleTimeout);
     this.#h1 = new H1Pool(runtime.registry, idleTimeout);
+    this.#pipeline = new ListenerPipeline(runtime, { alpn: ALPN, handle: (c) => this.#handle(c) });
   }
 
   /** Addresses actually bound, by listener name (port 0 resolved). */
   addresses(): Record<string, { host: string; port: number }> {
-    const out: Record<string, { host: string; port: number }> = {};
-    for (const b of this.#bound) {
-      const a = b.server.address();
-      if (a !== null && typeof a === 'object') out[b.config.name] = { host: a.address, port: a.port };
-    }
-    return out;
+    return this.#pipeline.addresses();
   }
 
   async start(): Promise<void> {
-    const { config } = this.#runtime.engine.loaded;
-    try {
-      for (const l of config.listeners) this.#bound.push(await this.#listen(l));
-    } catch (e) {
-      this.destroy();
-      throw e;
-    }
-    for (const [name, a] of Object.entries(this.addresses())) {
-      this.#runtime.logger.info({ listener: name, address: `${a.host}:${a.port}`, panel: 'http2' }, 'listening');
-    }
+    checkListeners(this.#runtime.engine.loaded.config.listeners);
+    await this.#pipeline.start({ panel: 'http2' });
   }
 
-  /** The HTTP/2 (and HTTP/1.1) servers of one listener, wired to handleStream. */
-  #servers(l: ListenerConfig): Pick<Bound, 'h2' | 'h1'> {
+  /** Reload: listeners added, moved or removed; new connections get the new certificates. */
+  reconfigure(listeners: readonly ListenerConfig[]): Promise<() => void> {
+    checkListeners(listeners);
+    return this.#pipeline.reconfigure(listeners);
+  }
+
+  /** Open connections by listener name (metrics). */
+  connectionsByListener(): Record<string, number> {
+    return this.#pipeline.connectionsByListener();
+  }
+
+  /** Hands a connection of the pipeline to the HTTP/2 or the HTTP/1.1 server of its listener. */
+  #handle(c: Connection): void {
+    const s = this.#serversFor(c.listener, c.engine);
+    const socket = c.socket;
+    socket.once('close', onClosed);
+    if (socket.destroyed) {
+      c.done();
+      return;
+    }
+    if (c.listener.tls === 'terminate') {
+      ((socket as TLSSocket).alpnProtocol === 'h2' ? s.h2 : s.h1).emit('connection', socket);
+      return;
+    }
+    sniffPreface(socket, c.remaining(), (isH2c) => (isH2c ? s.h2 : s.h1).emit('connection', socket));
+  }
+
+  /** The HTTP/2 (and HTTP/1.1) servers of one listener config, wired to handleStream. */
+  #serversFor(l: ListenerConfig, engine: Engine): Servers {
+    let s = this.#servers.get(l);
+    if (s !== undefined) return s;
     const ctx: StreamContext = { runtime: this.#runtime, listener: l, h2: this.#h2, h1: this.#h1 };
     const onRequest = (req: DownRequest, res: DownResponse) => handleStream(req, res, ctx);
-    const { idleTimeout } = this.#runtime.engine.limits;
-    const h2 =
-      l.tls === 'terminate'
-        ? createSecureServer({ ...loadTls(l, this.#runtime.engine.loaded.dir), allowHTTP1: true })
-        : createH2Server();
+    const { idleTimeout, maxHeaderBytes, maxConcurrentStreams } = engine.limits;
+    const h2 = createH2Server({ settings: { maxConcurrentStreams, maxHeaderListSize: maxHeaderBytes } });
     h2.on('request', onRequest);
     h2.on('session', (session: Http2Session) => {
       this.#sessions.add(session);
@@ -102,92 +130,56 @@ class Http2Panel implements BoundPanel {
     });
     // A stream-level protocol error from a client: node resets the stream; nothing to route.
     h2.on('sessionError', () => {});
-    let h1: HttpServer | undefined;
-    if (l.tls !== 'terminate') {
-      h1 = createHttpServer({ requestTimeout: 0 }, onRequest);
-      h1.keepAliveTimeout = idleTimeout;
-      h1.on('clientError', (_err, socket) => socket.destroy());
-    }
-    return { h2, h1 };
+    const h1 = createHttpServer({ requestTimeout: 0, maxHeaderSize: maxHeaderBytes }, onRequest);
+    h1.keepAliveTimeout = idleTimeout;
+    h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(l, err, socket));
+    this.#h1Servers.add(h1);
+    s = { h2, h1 };
+    this.#servers.set(l, s);
+    return s;
   }
 
-  #listen(l: ListenerConfig): Promise<Bound> {
-    if (l.tls === 'passthrough') {
-      throw new Error(`listeners.${l.name}.tls: passthrough is served by the net panel, not http2`);
-    }
-    const { h2, h1 } = this.#servers(l);
-    const server: Server =
-      h1 === undefined
-        ? (h2 as unknown as Server)
-        : createNetServer({ noDelay: true }, (socket) => {
-            sniffPreface(socket, this.#runtime.engine.limits.peekTimeout, (isH2c) =>
-              (isH2c ? h2 : h1).emit('connection', socket),
-            );
-          });
-    server.prependListener('connection', (socket: Socket) => this.#accept(socket, l));
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ host: l.address.host, port: l.address.port, backlog: 4096 }, () => {
-        server.removeListener('error', reject);
-        server.on('error', (err) =>
-          this.#runtime.logger.error({ listener: l.name, err: err.message }, 'listener error'),
-        );
-        resolve({ config: l, server, h2, h1 });
-      });
-    });
-  }
-
-  /** Counts a new client connection; over maxConnections it is closed at once. */
-  #accept(socket: Socket, l: ListenerConfig): void {
-    socket.on('error', () => {});
-    if (this.#sockets.size >= this.#runtime.engine.limits.maxConnections) {
+  /** An HTTP/1.1 head node could not take: 431 for an oversized one (logged), else a close. */
+  #clientError(l: ListenerConfig, err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code !== 'HPE_HEADER_OVERFLOW' || !socket.writable) {
       socket.destroy();
-      const record = {
-        listener: l.name,
-        client: clientAddress(socket),
-        bytesIn: 0,
-        bytesOut: 0,
-        durationMs: 0,
-        result: 'overloaded',
-      };
-      this.#runtime.accessLog(record);
-      if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
       return;
     }
-    this.#sockets.add(socket);
-    if (channels.accept.hasSubscribers) channels.accept.publish({ listener: l.name, socket });
-    socket.once('close', () => {
-      this.#sockets.delete(socket);
-      if (this.#sockets.size === 0) this.#idle?.();
-    });
+    socket.end(HEADER_TOO_LARGE);
+    const record: AccessRecord = {
+      listener: l.name,
+      client: clientAddress(socket),
+      protocol: 'http1',
+      bytesIn: socket.bytesRead,
+      bytesOut: socket.bytesWritten,
+      durationMs: 0,
+      result: 'header_too_large',
+      status: 431,
+      reason: 'request: head over maxHeaderBytes',
+    };
+    this.#runtime.accessLog(record);
+    if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
   }
 
   /** Open client connections. */
   get connections(): number {
-    return this.#sockets.size;
+    return this.#pipeline.connections;
   }
 
   async close(): Promise<void> {
-    const closing = this.#bound.map((b) => new Promise<void>((r) => b.server.close(() => r())));
-    for (const b of this.#bound) b.h1?.closeIdleConnections();
-    const bound = this.#bound.splice(0);
+    const closing = this.#pipeline.stopAccepting();
+    for (const h1 of this.#h1Servers) h1.closeIdleConnections();
     for (const s of this.#sessions) s.close();
-    if (this.#sockets.size > 0) {
+    if (this.#pipeline.connections > 0) {
       // HTTP/1 keep-alive sockets become idle as their requests finish: close them as they do.
       const sweep = setInterval(() => {
-        for (const b of bound) b.h1?.closeIdleConnections();
+        for (const h1 of this.#h1Servers) h1.closeIdleConnections();
       }, 50);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#runtime.engine.limits.drainTimeout);
-        this.#idle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await this.#pipeline.whenIdle(this.#runtime.engine.limits.drainTimeout);
       clearInterval(sweep);
-      for (const s of this.#sockets) s.destroy();
+      for (const s of this.#pipeline.sockets) s.destroy();
     }
-    await Promise.all(closing);
+    await closing;
     // Client streams are gone; upstream sessions get a short grace to finish, then are destroyed.
     const grace = new Promise<void>((r) => setTimeout(r, UPSTREAM_GRACE_MS).unref());
     await Promise.race([this.#h2.close(), grace]);
@@ -196,12 +188,19 @@ class Http2Panel implements BoundPanel {
   }
 
   destroy(): void {
-    for (const b of this.#bound) b.server.close();
-    this.#bound.length = 0;
+    this.#pipeline.destroy();
     for (const s of this.#sessions) s.destroy();
-    for (const s of this.#sockets) s.destroy();
     this.#h2.destroy();
     this.#h1.close();
+  }
+}
+
+/** TLS passthrough splices ClientHellos: a `net` panel job (the http2 panel terminates HTTP/2). */
+function checkListeners(listeners: readonly ListenerConfig[]): void {
+  for (const l of listeners) {
+    if (l.tls === 'passthrough') {
+      throw new Error(`listeners.${l.name}.tls: passthrough is served by the net panel, not http2`);
+    }
   }
 }
 

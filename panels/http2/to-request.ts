@@ -2,16 +2,22 @@
  * The routing `Request` of one stream (or one HTTP/1.1 request on the fallback path), built
  * with the same rules as the peekers (DESIGN "What a request looks like to routing"):
  * host from `:authority` (else `Host`) lower-cased without port or trailing dot, path
- * normalised for matching, and the head kept as sent for forwarding.
+ * normalised for matching, and the head kept as sent for forwarding. The connection facts come
+ * from the listener pipeline's Connection (src/listener/): the PROXY source is the client
+ * address and its destination the VIP, `clientIpFrom: header` is honoured for trusted hops,
+ * and a terminated connection's TLS facts (sni, alpn, client certificate) are the socket's.
+ * A header list over `limits.maxHeaderBytes` is refused (431) before anything is routed.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
-import type { TLSSocket } from 'node:tls';
+import { clientAddressing, forwardedClientIp } from '../../src/client-ip.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { peerError } from '../../src/errors.ts';
+import { connectionOf } from '../../src/listener/pipeline.ts';
 import { splitAuthority } from '../../src/peek/h2-fields.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { createRequest } from '../../src/request.ts';
+import { tlsFactsOf } from '../../src/tls/facts.ts';
 import type { Request } from '../../src/types.ts';
 import type { Head } from './headers.ts';
 
@@ -24,7 +30,27 @@ export interface Routed {
   readonly head: Head;
 }
 
-const NO_TLS = Object.freeze({ clientAuth: false, clientCaNames: Object.freeze([]) as readonly string[] });
+/** Per field line, RFC 9113 §6.5.2 counts name + value + 32 octets. */
+const FIELD_OVERHEAD = 32;
+
+/** The size of a header list as SETTINGS_MAX_HEADER_LIST_SIZE counts it (pseudo-headers included). */
+function headerListSize(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i + 1 < raw.length; i += 2) n += raw[i]!.length + raw[i + 1]!.length + FIELD_OVERHEAD;
+  return n;
+}
+
+/** Every value of a lower-cased header name among node's rawHeaders, in wire order. */
+function valuesOf(raw: readonly string[]): (name: string) => string[] {
+  return (name) => {
+    const out: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const n = raw[i]!;
+      if (n.length === name.length && n.toLowerCase() === name) out.push(raw[i + 1]!);
+    }
+    return out;
+  };
+}
 
 /** Pairs of node's rawHeaders, for Request.header(). */
 function pairs(raw: readonly string[]): Array<readonly [string, string]> {
@@ -59,6 +85,11 @@ function authorityOf(req: DownRequest, raw: readonly string[]): string {
 export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
   const h2 = req.httpVersionMajor === 2;
   const raw = req.rawHeaders;
+  const conn = connectionOf(req.socket);
+  // HTTP/1.1 heads are bounded by the fallback server's maxHeaderSize; h2 lists are checked here.
+  if (h2 && conn !== undefined && headerListSize(raw) > conn.engine.limits.maxHeaderBytes) {
+    throw peerError('header_too_large', `request: header list over ${conn.engine.limits.maxHeaderBytes} bytes`);
+  }
   const method = req.method ?? 'GET';
   if (method === 'CONNECT') throw peerError('method_not_allowed', 'request: connect is not proxied by the http2 panel');
   const target = h2 ? ((req.headers[':path'] as string | undefined) ?? '') : (req.url ?? '');
@@ -69,8 +100,9 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
   const rawPath = q === -1 ? target : target.slice(0, q);
   if (rawPath !== '*' && !rawPath.startsWith('/')) throw peerError('bad_request', 'request: path is not origin-form');
   const path = rawPath === '*' ? '*' : normalizePath(rawPath);
-  const socket = req.socket as Partial<TLSSocket>;
-  const secure = listener.tls === 'terminate';
+  const socket = conn?.socket ?? req.socket;
+  const facts = tlsFactsOf(socket);
+  const secure = facts !== undefined;
   const scheme = h2
     ? ((req.headers[':scheme'] as string | undefined) ?? (secure ? 'https' : 'http'))
     : secure
@@ -78,8 +110,10 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
       : 'http';
   const headers = pairs(raw);
   if (!headers.some(([n]) => n.toLowerCase() === 'host')) headers.push(['host', authority]);
-  const sni = typeof socket.servername === 'string' ? socket.servername : undefined;
-  const alpn = typeof socket.alpnProtocol === 'string' ? [socket.alpnProtocol] : [];
+  const proxy = conn?.proxy?.command === 'proxy' ? conn.proxy : undefined;
+  const peerIp = conn?.raw.remoteAddress ?? socket.remoteAddress ?? '';
+  const sessionIp = proxy?.source?.ip ?? peerIp;
+  const forwarded = forwardedClientIp(clientAddressing(listener), sessionIp, valuesOf(raw));
   const request = createRequest({
     protocol: h2 ? (secure ? 'h2' : 'h2c') : 'http1',
     host,
@@ -89,14 +123,19 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
     query: q === -1 ? '' : target.slice(q + 1),
     method,
     headers,
-    sni,
-    alpn,
-    clientIp: socket.remoteAddress ?? '',
-    clientPort: socket.remotePort ?? 0,
+    sni: facts?.sni,
+    alpn: facts?.alpn,
+    clientIp: forwarded ?? sessionIp,
+    clientPort: forwarded !== undefined ? 0 : (proxy?.source?.port ?? socket.remotePort ?? 0),
+    peerIp,
+    sessionIp,
     localIp: socket.localAddress ?? '',
     localPort: socket.localPort ?? 0,
+    vip: proxy?.destination?.ip,
+    vipPort: proxy?.destination?.port,
+    trustedClient: forwarded !== undefined || proxy?.source !== undefined,
     secure,
-    tls: secure ? NO_TLS : undefined,
+    tls: facts?.tls,
     listener: listener.name,
   });
   return { request, head: { method, target, authority, scheme, raw } };

@@ -2,7 +2,8 @@
  * One client connection through the `net` panel (per-connection routing; with `routing:
  * per-request` an HTTP/1 connection is handed to per-request.ts once its first head is read):
  *
- *   accept → peek (PROXY header?, then TLS hello | h2c HEADERS | HTTP/1 head, under peekTimeout)
+ *   listener pipeline (src/listener/: caps, PROXY header, TLS termination)
+ *          → peek (TLS hello | h2c HEADERS | HTTP/1 head, within what is left of peekTimeout)
  *          → Request → findAddresses → openUpstream (findJack + connect, retries)
  *          → [outbound PROXY header] + peeked bytes → splice
  *
@@ -12,10 +13,12 @@
  */
 import type { Socket } from 'node:net';
 import { clientAddressing } from '../../src/client-ip.ts';
-import { type ListenerConfig, writesRequestLines } from '../../src/config/schema.ts';
+import { writesRequestLines } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { clientAddress } from '../../src/listener/client-address.ts';
+import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { goawayFrame, H2_ERROR } from '../../src/peek/h2c.ts';
 import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
@@ -25,7 +28,6 @@ import { errorResponse, statusOf } from '../../src/respond.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream.ts';
-import { clientAddress } from './client-address.ts';
 import { runPerRequest } from './per-request.ts';
 
 const LINGER_MS = 2_000;
@@ -59,18 +61,16 @@ function describe(record: AccessRecord, request: Request): void {
   if (request.method !== undefined) record.method = request.method;
 }
 
-/** Handles one accepted socket to completion; `done` runs once when it has fully closed. */
-export async function handleConnection(
-  socket: Socket,
-  listener: ListenerConfig,
-  runtime: PanelRuntime,
-  done: () => void,
-): Promise<void> {
-  const engine = runtime.engine;
-  const started = performance.now();
+/**
+ * Handles one connection of the listener pipeline to completion (its socket is the decrypted
+ * stream on a terminating listener); `c.done()` runs once when it has fully closed.
+ */
+export async function handleConnection(c: Connection, runtime: PanelRuntime): Promise<void> {
+  const { socket, listener, engine } = c;
+  const started = c.acceptedAt;
   const record: AccessRecord = {
     listener: listener.name,
-    client: clientAddress(socket),
+    client: clientAddress(c.raw),
     bytesIn: 0,
     bytesOut: 0,
     durationMs: 0,
@@ -85,7 +85,7 @@ export async function handleConnection(
     record.bytesOut = socket.bytesWritten;
     if (write) runtime.accessLog(record);
     if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
-    done();
+    c.done();
   };
   /** Answers `code` and logs once the client socket has closed. */
   const refuse = (code: ResultCode, protocol: Answerable, reason?: string, h2Code?: number) => {
@@ -98,12 +98,14 @@ export async function handleConnection(
 
   let peeked: Peeked;
   try {
+    // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
     peeked = await peekSocket(socket, {
-      peekTimeout: engine.limits.peekTimeout,
+      peekTimeout: c.remaining(),
       maxHeaderBytes: engine.limits.maxHeaderBytes,
       tls: listener.tls,
-      proxy: listener.proxyProtocol === 'off' ? undefined : listener.proxyProtocol,
+      proxy: undefined,
     });
+    if (c.proxy !== undefined) peeked = { ...peeked, proxy: c.proxy };
   } catch (e) {
     if (!(e instanceof PeekFailure)) throw e;
     if (e.result === 'client_closed') {

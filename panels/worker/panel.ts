@@ -6,6 +6,7 @@
 
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { SwitchboardError } from '../../src/errors.ts';
+import { SharedAdmission } from '../../src/listener/shared-admission.ts';
 import {
   type AnyPanelFactory,
   type BoundPanel,
@@ -45,6 +46,8 @@ class WorkerPanel implements BoundPanel {
   readonly #threads: number;
   readonly #engine: WorkerOptions['engine'];
   #registry: SharedRegistry | undefined;
+  /** The caps, counted once for all threads (each thread admits through a view on it). */
+  readonly #admission: SharedAdmission;
   readonly #workers: (WorkerThread | undefined)[] = [];
   readonly #delays: number[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -59,6 +62,7 @@ class WorkerPanel implements BoundPanel {
     this.#runtime = runtime;
     this.#threads = workerThreads(options.threads);
     this.#engine = options.engine;
+    this.#admission = SharedAdmission.create(this.#threads);
   }
 
   async start(): Promise<void> {
@@ -169,7 +173,13 @@ class WorkerPanel implements BoundPanel {
   #spawn(index: number): WorkerThread {
     const w = new WorkerThread(
       this.#entry,
-      { index, engine: this.#spec!, shared: this.#registry!.shared, logLevel: this.#runtime.logger.level },
+      {
+        index,
+        engine: this.#spec!,
+        shared: this.#registry!.shared,
+        admission: this.#admission.state,
+        logLevel: this.#runtime.logger.level,
+      },
       this.#runtime,
       this.#registry!,
     );
@@ -181,6 +191,7 @@ class WorkerPanel implements BoundPanel {
   /** A worker ended: take back its connection counts; unless shutting down, start it again. */
   #onExit(w: WorkerThread, code: number): void {
     this.#registry!.forgetWorker(w.index);
+    this.#admission.forgetWorker(w.index);
     if (this.#closing || this.#workers[w.index] !== w) return;
     const young = Date.now() - w.startedAt < HEALTHY_AFTER_MS;
     const delay = young ? Math.min((this.#delays[w.index] ?? RESTART_MIN_MS / 2) * 2, RESTART_MAX_MS) : RESTART_MIN_MS;

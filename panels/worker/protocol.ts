@@ -3,6 +3,7 @@
  * field is plain data: nothing here fails `structuredClone`.
  */
 import type { Config } from '../../src/config/schema.ts';
+import type { SharedAdmissionState } from '../../src/listener/shared-admission.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { SharedRegistryState } from '../../src/shared-registry.ts';
 
@@ -35,6 +36,8 @@ export interface WorkerInit {
   readonly index: number;
   readonly engine: EngineSpec;
   readonly shared: SharedRegistryState;
+  /** The connection caps every thread counts in (src/listener/shared-admission.ts). */
+  readonly admission: SharedAdmissionState;
   readonly logLevel: string;
 }
 

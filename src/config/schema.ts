@@ -41,8 +41,6 @@ function checkListenerTls(l: z.output<typeof listenerSchema>, i: number, ctx: z.
     ctx.addIssue({ code: 'custom', path: ['listeners', i, key], message });
   if (l.tls === 'terminate') {
     if (l.certificates.length === 0) issue('certificates', 'tls terminate needs at least one certificate');
-    // The PROXY header precedes the handshake in clear; reading it first is not implemented yet.
-    if (l.proxyProtocol !== 'off') issue('proxyProtocol', 'tls terminate cannot be combined with proxyProtocol yet');
   } else {
     if (l.certificates.length > 0)
       issue('certificates', `certificates need tls: terminate (this listener is ${l.tls})`);
@@ -58,6 +56,8 @@ export const limitsSchema = z.strictObject({
   drainTimeout: duration.default(30_000),
   maxConnections: z.number().int().min(1).default(4096),
   maxConnectionsPerClient: z.number().int().min(0).default(0),
+  /** HTTP/2 streams a client may have open at once on one connection (SETTINGS, http2 panel). */
+  maxConcurrentStreams: z.number().int().min(1).max(2_147_483_647).default(100),
   /** After one side has finished sending, the other gets this long before both close; 0 = unbounded. */
   halfCloseTimeout: duration.default(60_000),
   /** A connection is closed this long after it was accepted, whatever it is doing; 0 = unbounded. */

@@ -18,7 +18,7 @@ export interface ListenerTls {
   readonly store: CertificateStore;
   /** Present when clients are asked for a certificate; `required` rejects those without a valid one. */
   readonly clientAuth: { readonly required: boolean } | undefined;
-  /** Options for `tls.createServer` (the caller adds `handshakeTimeout`). */
+  /** Options for `tls.createServer` (the caller adds `handshakeTimeout` and `ALPNProtocols`). */
   readonly serverOptions: TlsOptions;
 }
 
@@ -65,8 +65,7 @@ export async function loadListenerTls(
     key: first.key,
     ...(ca === undefined ? {} : { ca }),
     SNICallback: store.SNICallback,
-    // The decrypted stream is peeked as HTTP/1, so that is the only protocol we agree to.
-    ALPNProtocols: ['http/1.1'],
+    // ALPN is the panel's choice: the listener pipeline's Terminator adds it (src/listener/).
     requestCert: l.clientAuth !== undefined,
     rejectUnauthorized: l.clientAuth?.required ?? false,
   };

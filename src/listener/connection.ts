@@ -1,0 +1,103 @@
+/**
+ * One admitted connection as it goes through the listener pipeline and on to the panel's
+ * protocol handler: one object per connection (no closure per step), holding what every step
+ * and the handler need, and the release that gives its admission slot back exactly once.
+ */
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { ListenerConfig } from '../config/schema.ts';
+import type { Engine } from '../engine.ts';
+import type { ProxyHeader } from '../proxy-protocol/index.ts';
+import type { ProxyWaiter } from './proxy-in.ts';
+import type { HandshakeWaiter } from './terminator.ts';
+
+/** What the pipeline does for a connection between its steps (implemented by ListenerPipeline). */
+export interface PipelineSteps {
+  afterProxy(c: Connection): void;
+  afterTls(c: Connection): void;
+  refused(c: Connection, result: string, reason: string, protocol: string | undefined): void;
+  ended(c: Connection): void;
+}
+
+/** A connection admitted by the pipeline; the panel's handler gets it. */
+export class Connection implements ProxyWaiter, HandshakeWaiter {
+  /** The accepted TCP socket. */
+  readonly raw: Socket;
+  /** The stream to speak the protocol on: `raw`, or the TLSSocket once terminated. */
+  socket: Socket;
+  readonly listener: ListenerConfig;
+  /** The engine in use at accept: the connection finishes on it. */
+  readonly engine: Engine;
+  /** `performance.now()` at accept: the peek deadline counts from here. */
+  readonly acceptedAt: number;
+  /** The PROXY header read on a `proxyProtocol` listener. */
+  proxy: ProxyHeader | undefined;
+  /** The socket peer address as counted by admission. */
+  readonly ip: string;
+  /** Admission handles (src/listener/admission.ts). */
+  readonly slot: number;
+  readonly handle: number;
+  /** Lifetime and half-close timers (cleared at the end). */
+  lifetime: NodeJS.Timeout | undefined;
+  halfClose: NodeJS.Timeout | undefined;
+  /** The pipeline's own bookkeeping object for the listener (opaque here). */
+  readonly bound: unknown;
+  #steps: PipelineSteps | undefined;
+
+  constructor(
+    steps: PipelineSteps,
+    raw: Socket,
+    listener: ListenerConfig,
+    bound: unknown,
+    engine: Engine,
+    ip: string,
+    slot: number,
+    handle: number,
+  ) {
+    this.#steps = steps;
+    this.raw = raw;
+    this.socket = raw;
+    this.listener = listener;
+    this.bound = bound;
+    this.engine = engine;
+    this.acceptedAt = performance.now();
+    this.proxy = undefined;
+    this.ip = ip;
+    this.slot = slot;
+    this.handle = handle;
+    this.lifetime = undefined;
+    this.halfClose = undefined;
+  }
+
+  /** Milliseconds left of the peek deadline (`limits.peekTimeout` from accept), at least 1. */
+  remaining(): number {
+    return Math.max(1, Math.round(this.engine.limits.peekTimeout - (performance.now() - this.acceptedAt)));
+  }
+
+  /** The connection has fully closed: gives its admission slot back (later calls do nothing). */
+  done(): void {
+    const steps = this.#steps;
+    if (steps === undefined) return;
+    this.#steps = undefined;
+    steps.ended(this);
+  }
+
+  proxyRead(header: ProxyHeader): void {
+    this.proxy = header;
+    this.#steps?.afterProxy(this);
+  }
+
+  proxyFailed(result: 'proxy_rejected' | 'client_closed', reason: string): void {
+    this.#steps?.refused(this, result, reason, undefined);
+  }
+
+  secured(socket: TLSSocket): void {
+    this.socket = socket;
+    this.#steps?.afterTls(this);
+  }
+
+  handshakeFailed(reason: string): void {
+    const text = reason.length > 0 ? reason[0]!.toLowerCase() + reason.slice(1) : reason;
+    this.#steps?.refused(this, 'bad_request', `tls handshake: ${text}`, 'tls');
+  }
+}

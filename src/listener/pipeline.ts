@@ -1,0 +1,307 @@
+/**
+ * The listener pipeline (README.md in this folder): binds a panel's listeners, follows reloads,
+ * and takes every accepted socket through the steps every panel shares, then hands it to the
+ * panel's protocol handler:
+ *
+ *   accept → trustedSources → caps (admission) → PROXY header in → TLS termination → handler
+ *
+ * Each step ends a refused connection with one access line and gives its admission slot back
+ * exactly once (Connection.done). The hot path is callbacks on one Connection object: no
+ * promise, and no closure per connection unless a PROXY header is expected.
+ */
+import type { Server, Socket } from 'node:net';
+import type { ListenerConfig } from '../config/schema.ts';
+import { channels } from '../diagnostics.ts';
+import type { PanelRuntime } from '../engine.ts';
+import type { AccessRecord } from '../log.ts';
+import type { ListenerTls } from '../tls/listener-tls.ts';
+import { REFUSED } from './admission.ts';
+import { bindListener, boundAddress } from './bind.ts';
+import { clientAddress } from './client-address.ts';
+import { Connection, type PipelineSteps } from './connection.ts';
+import { readProxyHeader } from './proxy-in.ts';
+import { sameSocket, trustCheck } from './same-socket.ts';
+import { Terminator } from './terminator.ts';
+
+/** What a panel gives the pipeline. */
+export interface PipelineOptions {
+  /** ALPN protocols a `tls: terminate` listener offers, in preference order. */
+  readonly alpn: readonly string[];
+  /** The panel's protocol handling; it calls `c.done()` once the connection has fully closed. */
+  readonly handle: (c: Connection) => void;
+}
+
+/** One bound listener. `config`, `trusted` are replaced when a reload keeps the listener. */
+interface Bound {
+  config: ListenerConfig;
+  trusted: ((ip: string) => boolean) | undefined;
+  readonly server: Server;
+  /** Open connections accepted here (metrics). */
+  open: number;
+  /** The listener's admission counter. */
+  readonly slot: number;
+}
+
+const kConnection = Symbol('switchboard.connection');
+type Tagged = Socket & { [kConnection]?: Connection };
+
+/** The pipeline connection a socket handed to a handler belongs to (raw or TLS socket). */
+export function connectionOf(socket: object): Connection | undefined {
+  return (socket as Tagged)[kConnection];
+}
+
+const noop = () => {};
+
+function destroyForLifetime(socket: Socket): void {
+  socket.destroy(new Error('maximum connection lifetime reached'));
+}
+
+function destroyForHalfClose(socket: Socket): void {
+  socket.destroy(new Error('half-close timeout'));
+}
+
+/** Either direction finishing (client FIN read, or our FIN flushed) starts the half-close bound. */
+function armHalfClose(this: Socket): void {
+  const c = (this as Tagged)[kConnection];
+  if (c === undefined || c.halfClose !== undefined) return;
+  c.halfClose = setTimeout(destroyForHalfClose, c.engine.limits.halfCloseTimeout, this);
+}
+
+/** The listener pipeline of one panel instance. */
+export class ListenerPipeline implements PipelineSteps {
+  readonly #runtime: PanelRuntime;
+  readonly #options: PipelineOptions;
+  readonly #bound = new Map<string, Bound>();
+  readonly #sockets = new Set<Socket>();
+  readonly #terminators = new WeakMap<ListenerTls, Terminator>();
+  #idle: (() => void) | undefined;
+  #closing = false;
+
+  constructor(runtime: PanelRuntime, options: PipelineOptions) {
+    this.#runtime = runtime;
+    this.#options = options;
+  }
+
+  /** Addresses actually bound, by listener name (port 0 resolved). */
+  addresses(): Record<string, { host: string; port: number }> {
+    const out: Record<string, { host: string; port: number }> = {};
+    for (const [name, b] of this.#bound) {
+      const a = boundAddress(b.server);
+      if (a !== undefined) out[name] = a;
+    }
+    return out;
+  }
+
+  /** Open connections by listener name (metrics). */
+  connectionsByListener(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [name, b] of this.#bound) out[name] = b.open;
+    return out;
+  }
+
+  /** Open client connections of this panel (drain, metrics). */
+  get connections(): number {
+    return this.#sockets.size;
+  }
+
+  /** The raw sockets of the open connections. */
+  get sockets(): ReadonlySet<Socket> {
+    return this.#sockets;
+  }
+
+  /** Binds every listener of the current engine; on a failure closes what it bound and throws. */
+  async start(extra: Record<string, unknown> = {}): Promise<void> {
+    try {
+      for (const l of this.#runtime.engine.loaded.config.listeners) this.#bound.set(l.name, await this.#listen(l));
+    } catch (e) {
+      this.destroy();
+      throw e;
+    }
+    for (const [name, a] of Object.entries(this.addresses())) {
+      this.#runtime.logger.info({ listener: name, address: `${a.host}:${a.port}`, ...extra }, 'listening');
+    }
+  }
+
+  /**
+   * Reload step 1: binds the listeners of `listeners` that are new or moved (a failure closes
+   * what this call bound and throws). Returns step 2, `commit`, run after the engine swap: it
+   * stops accepting on removed and moved listeners (their open connections carry on) and hands
+   * kept listeners their new settings. Listeners that did not change are never touched.
+   */
+  async reconfigure(listeners: readonly ListenerConfig[]): Promise<() => void> {
+    const added: Bound[] = [];
+    try {
+      for (const l of listeners) {
+        const b = this.#bound.get(l.name);
+        if (b === undefined || !sameSocket(b.config, b.server, l)) added.push(await this.#listen(l));
+      }
+    } catch (e) {
+      for (const b of added) b.server.close();
+      throw e;
+    }
+    return () => {
+      const wanted = new Map(listeners.map((l) => [l.name, l]));
+      for (const [name, b] of this.#bound) {
+        const l = wanted.get(name);
+        if (l !== undefined && sameSocket(b.config, b.server, l)) {
+          b.config = l;
+          b.trusted = trustCheck(l);
+          continue;
+        }
+        b.server.close();
+        this.#bound.delete(name);
+        this.#runtime.logger.info({ listener: name }, 'listener closed by reload');
+      }
+      for (const b of added) {
+        this.#bound.set(b.config.name, b);
+        const a = boundAddress(b.server);
+        this.#runtime.logger.info(
+          { listener: b.config.name, address: a === undefined ? '' : `${a.host}:${a.port}` },
+          'listening',
+        );
+      }
+    };
+  }
+
+  /** Stops accepting (new sockets are refused); resolves once every listener has closed. */
+  stopAccepting(): Promise<void> {
+    this.#closing = true;
+    const closing = [...this.#bound.values()].map((b) => new Promise<void>((r) => b.server.close(() => r())));
+    this.#bound.clear();
+    return Promise.all(closing).then(noop);
+  }
+
+  /** Resolves when no connection is open any more, or after `timeoutMs`. */
+  whenIdle(timeoutMs: number): Promise<void> {
+    if (this.#sockets.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Closes every listener and every connection now. */
+  destroy(): void {
+    this.#closing = true;
+    for (const b of this.#bound.values()) b.server.close();
+    this.#bound.clear();
+    for (const s of this.#sockets) s.destroy();
+  }
+
+  async #listen(l: ListenerConfig): Promise<Bound> {
+    const runtime = this.#runtime;
+    const b: Partial<Bound> & { config: ListenerConfig } = { config: l };
+    const server = await bindListener(l, (socket) => this.#onSocket(socket, b as Bound), {
+      reusePort: runtime.reusePort,
+      logger: runtime.logger,
+    });
+    return Object.assign(b, { trusted: trustCheck(l), server, open: 0, slot: runtime.admission.listener(l.name) });
+  }
+
+  /** Step 1 and 2: trusted sources, then the caps; both close before a byte is read. */
+  #onSocket(socket: Socket, b: Bound): void {
+    socket.on('error', noop);
+    const ip = socket.remoteAddress ?? '';
+    if (b.trusted !== undefined && !b.trusted(ip)) {
+      this.#reject(socket, b.config, 'proxy_rejected');
+      return;
+    }
+    const runtime = this.#runtime;
+    const engine = runtime.engine;
+    const { limits } = engine;
+    const handle = this.#closing ? REFUSED : runtime.admission.admit(b.slot, ip, limits, b.config.maxConnections);
+    if (handle === REFUSED) {
+      this.#reject(socket, b.config, 'overloaded');
+      return;
+    }
+    this.#sockets.add(socket);
+    b.open++;
+    runtime.hold(engine);
+    const c = new Connection(this, socket, b.config, b, engine, ip, b.slot, handle);
+    (socket as Tagged)[kConnection] = c;
+    if (limits.maxConnectionLifetime > 0)
+      c.lifetime = setTimeout(destroyForLifetime, limits.maxConnectionLifetime, socket);
+    if (limits.halfCloseTimeout > 0) {
+      socket.once('end', armHalfClose);
+      socket.once('finish', armHalfClose);
+    }
+    if (channels.accept.hasSubscribers) channels.accept.publish({ listener: b.config.name, socket });
+    const accept = b.config.proxyProtocol;
+    if (accept !== 'off') readProxyHeader(socket, accept, c.remaining(), c);
+    else this.afterProxy(c);
+  }
+
+  /** Step 4: TLS termination on `tls: terminate` listeners, with the engine of the connection. */
+  afterProxy(c: Connection): void {
+    if (c.listener.tls !== 'terminate') {
+      this.#options.handle(c);
+      return;
+    }
+    const tls = c.engine.tls.listeners.get(c.listener.name);
+    if (tls === undefined) {
+      // The listener was bound as terminating but this engine has no certificates for it.
+      this.refused(c, 'bad_request', 'tls handshake: no certificates for this listener', 'tls');
+      return;
+    }
+    let t = this.#terminators.get(tls);
+    if (t === undefined) {
+      t = new Terminator(tls, this.#options.alpn, c.engine.limits.peekTimeout);
+      this.#terminators.set(tls, t);
+    }
+    t.wrap(c.raw, c);
+  }
+
+  /** Step 5: the panel's protocol handling, on the decrypted stream. */
+  afterTls(c: Connection): void {
+    (c.socket as Tagged)[kConnection] = c;
+    this.#options.handle(c);
+  }
+
+  /** A step refused the connection: close it, one access line, slot back. */
+  refused(c: Connection, result: string, reason: string, protocol: string | undefined): void {
+    c.raw.destroy();
+    const record: AccessRecord = {
+      listener: c.listener.name,
+      client: clientAddress(c.raw),
+      bytesIn: c.raw.bytesRead,
+      bytesOut: c.raw.bytesWritten,
+      durationMs: Math.round((performance.now() - c.acceptedAt) * 1000) / 1000,
+      result,
+      reason,
+    };
+    if (protocol !== undefined) record.protocol = protocol;
+    this.#runtime.accessLog(record);
+    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
+    c.done();
+  }
+
+  /** Connection.done: the slot, the engine hold and the timers go back, once. */
+  ended(c: Connection): void {
+    if (c.lifetime !== undefined) clearTimeout(c.lifetime);
+    if (c.halfClose !== undefined) clearTimeout(c.halfClose);
+    const b = c.bound as Bound;
+    this.#sockets.delete(c.raw);
+    b.open--;
+    this.#runtime.admission.release(c.slot, c.ip, c.handle);
+    this.#runtime.release(c.engine);
+    if (this.#sockets.size === 0) this.#idle?.();
+  }
+
+  /** Closes a socket before reading from it, with one access-log line. */
+  #reject(socket: Socket, listener: ListenerConfig, result: 'overloaded' | 'proxy_rejected'): void {
+    socket.destroy();
+    const record: AccessRecord = {
+      listener: listener.name,
+      client: clientAddress(socket),
+      bytesIn: 0,
+      bytesOut: 0,
+      durationMs: 0,
+      result,
+    };
+    this.#runtime.accessLog(record);
+    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
+  }
+}

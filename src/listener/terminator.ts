@@ -1,0 +1,84 @@
+/**
+ * TLS termination (step 4 of README.md): server-side handshakes on accepted sockets, with the
+ * engine's per-SNI certificates, its `clientAuth` policy and the ALPN list of the panel.
+ *
+ *   raw socket ──► Terminator (a tls.Server that never listens, one per certificates × ALPN)
+ *                    │ server.emit('connection', raw): handshake under limits.peekTimeout
+ *                    ▼
+ *                  'secureConnection' (TLSSocket, `_parent` = raw) ──► waiter.secured(tls)
+ *                  handshake failed / timed out / client certificate refused ──► raw 'close'
+ *                                                                  ──► waiter.handshakeFailed(reason)
+ *
+ * A `tls.Server` is used rather than a bare `new TLSSocket()` because only the server path
+ * verifies the client certificate (sets `authorized`, honours `rejectUnauthorized`) and applies
+ * the handshake timeout. Pending handshakes are keyed by the raw socket object (the TLSSocket's
+ * `_parent`), never by the peer address: a peer that reset before the accept has none, and two
+ * such peers would share one key and leak a slot.
+ */
+import type { Socket } from 'node:net';
+import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { ListenerTls } from '../tls/listener-tls.ts';
+
+/** Who waits for a handshake: exactly one of the two methods runs, once. */
+export interface HandshakeWaiter {
+  secured(socket: TLSSocket): void;
+  handshakeFailed(reason: string): void;
+}
+
+interface Pending {
+  readonly waiter: HandshakeWaiter;
+  reason: string | undefined;
+}
+
+const pending = new WeakMap<Socket, Pending>();
+
+const parentOf = (s: TLSSocket): Socket | undefined => (s as TLSSocket & { _parent?: Socket })._parent;
+
+/** The raw socket closed: if its handshake never completed, that is the failure. */
+function onRawClose(this: Socket): void {
+  const p = pending.get(this);
+  if (p === undefined) return;
+  pending.delete(this);
+  p.waiter.handshakeFailed(p.reason ?? 'client closed during the handshake');
+}
+
+function onSecure(socket: TLSSocket): void {
+  const raw = parentOf(socket);
+  const p = raw === undefined ? undefined : pending.get(raw);
+  if (p === undefined) {
+    socket.destroy();
+    return;
+  }
+  pending.delete(raw!);
+  p.waiter.secured(socket);
+}
+
+function onClientError(err: Error, socket: TLSSocket): void {
+  // Only remember why: the raw socket's 'close' settles the handshake as failed.
+  const raw = parentOf(socket);
+  const p = raw === undefined ? undefined : pending.get(raw);
+  if (p !== undefined) p.reason ??= err.message;
+  socket.destroy();
+}
+
+/** Runs server-side handshakes for one listener's certificates and one ALPN list. */
+export class Terminator {
+  readonly #server: Server;
+
+  constructor(tls: ListenerTls, alpn: readonly string[], handshakeTimeout: number) {
+    this.#server = createServer({ ...tls.serverOptions, ALPNProtocols: [...alpn], handshakeTimeout });
+    this.#server.on('secureConnection', onSecure);
+    this.#server.on('tlsClientError', onClientError);
+  }
+
+  /** Starts the handshake on `raw`; `waiter` hears how it ended. */
+  wrap(raw: Socket, waiter: HandshakeWaiter): void {
+    if (raw.closed) {
+      waiter.handshakeFailed('client closed before the handshake');
+      return;
+    }
+    pending.set(raw, { waiter, reason: undefined });
+    raw.once('close', onRawClose);
+    this.#server.emit('connection', raw);
+  }
+}
