@@ -23,14 +23,17 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createH2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { answer } from '../../src/answer.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import type { ResultCode } from '../../src/errors.ts';
 import { clientAddress } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { connectionOf, ListenerPipeline } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
+import { statusOf } from '../../src/respond.ts';
 import type { DownResponse } from './errors.ts';
 import { sniffPreface } from './sniff.ts';
 import { handleStream, type StreamContext } from './stream.ts';
@@ -44,8 +47,11 @@ const UPSTREAM_GRACE_MS = 1_000;
 /** What a terminating listener offers, in preference order. */
 const ALPN = ['h2', 'http/1.1'] as const;
 
-const HEADER_TOO_LARGE =
-  'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\nx-switchboard-error: header_too_large\r\n\r\n';
+/** What an HTTP/1.1 head node's parser refused becomes (DESIGN's table); anything else is `bad_request`. */
+const CLIENT_ERRORS: Readonly<Record<string, { readonly result: ResultCode; readonly reason: string }>> = {
+  HPE_HEADER_OVERFLOW: { result: 'header_too_large', reason: 'request: head over maxHeaderBytes' },
+  ERR_HTTP_REQUEST_TIMEOUT: { result: 'peek_timeout', reason: 'request: head not complete within peekTimeout' },
+};
 
 interface Servers {
   readonly h2: Http2Server;
@@ -130,7 +136,18 @@ class Http2Panel implements BoundPanel {
     });
     // A stream-level protocol error from a client: node resets the stream; nothing to route.
     h2.on('sessionError', () => {});
-    const h1 = createHttpServer({ requestTimeout: 0, maxHeaderSize: maxHeaderBytes }, onRequest);
+    // Every request head must be complete within peekTimeout (node checks its connections at
+    // `connectionsCheckingInterval`, so that is kept well under the deadline).
+    const { peekTimeout } = engine.limits;
+    const h1 = createHttpServer(
+      {
+        requestTimeout: 0,
+        headersTimeout: peekTimeout,
+        connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(peekTimeout / 4))),
+        maxHeaderSize: maxHeaderBytes,
+      },
+      onRequest,
+    );
     h1.keepAliveTimeout = idleTimeout;
     h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(l, err, socket));
     this.#h1Servers.add(h1);
@@ -139,13 +156,19 @@ class Http2Panel implements BoundPanel {
     return s;
   }
 
-  /** An HTTP/1.1 head node could not take: 431 for an oversized one (logged), else a close. */
+  /**
+   * An HTTP/1.1 head node could not take: answered per DESIGN's table (431 too large, 408 not
+   * complete within peekTimeout, 400 malformed) with one access line; a socket that can no
+   * longer be written to is just closed.
+   */
   #clientError(l: ListenerConfig, err: NodeJS.ErrnoException, socket: Socket): void {
-    if (err.code !== 'HPE_HEADER_OVERFLOW' || !socket.writable) {
+    if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy();
       return;
     }
-    socket.end(HEADER_TOO_LARGE);
+    const known = CLIENT_ERRORS[err.code ?? ''];
+    const result = known?.result ?? 'bad_request';
+    answer(socket, result, 'http1');
     const record: AccessRecord = {
       listener: l.name,
       client: clientAddress(socket),
@@ -153,9 +176,9 @@ class Http2Panel implements BoundPanel {
       bytesIn: socket.bytesRead,
       bytesOut: socket.bytesWritten,
       durationMs: 0,
-      result: 'header_too_large',
-      status: 431,
-      reason: 'request: head over maxHeaderBytes',
+      result,
+      status: statusOf(result),
+      reason: known?.reason ?? `request: ${err.message.toLowerCase()}`,
     };
     this.#runtime.accessLog(record);
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });

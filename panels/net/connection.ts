@@ -11,7 +11,7 @@
  * before the route is decided; errors are answered per DESIGN's table (HTTP/1 gets a response,
  * h2c a GOAWAY, TLS and PROXY failures a close).
  */
-import type { Socket } from 'node:net';
+import { type Answerable, answer } from '../../src/answer.ts';
 import { clientAddressing } from '../../src/client-ip.ts';
 import { writesRequestLines } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
@@ -20,38 +20,17 @@ import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import { clientAddress } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
-import { goawayFrame, H2_ERROR } from '../../src/peek/h2c.ts';
+import { H2_ERROR } from '../../src/peek/h2c.ts';
 import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
 import { requestFromPeek } from '../../src/peek/to-request.ts';
 import { proxyHeaderFor } from '../../src/proxy-out.ts';
-import { errorResponse, statusOf } from '../../src/respond.ts';
+import { statusOf } from '../../src/respond.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream.ts';
 import { runPerRequest } from './per-request.ts';
 
-const LINGER_MS = 2_000;
 const noop = () => {};
-
-type Answerable = Peeked['kind'] | 'proxy' | 'unknown';
-
-/** Answers with the router's error for `code` in the client's protocol, then closes. */
-export function answer(socket: Socket, code: ResultCode, protocol: Answerable, h2Code?: number): void {
-  let bytes: Buffer | undefined;
-  if (protocol === 'http1') bytes = errorResponse(code);
-  else if (protocol === 'h2c') {
-    bytes = goawayFrame(h2Code ?? (code === 'peek_timeout' ? H2_ERROR.NO_ERROR : H2_ERROR.REFUSED_STREAM));
-  }
-  if (bytes === undefined || socket.destroyed) {
-    socket.destroy();
-    return;
-  }
-  // Keep draining what the client still sends so the close does not turn into a reset that
-  // could discard the answer; give up after a short linger.
-  socket.end(bytes);
-  socket.resume();
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
-}
 
 function describe(record: AccessRecord, request: Request): void {
   record.protocol = request.protocol;

@@ -24,6 +24,7 @@
  *    connection after the exchange; a backend that closes is replaced for the next request.
  */
 import type { Socket } from 'node:net';
+import { endWithLinger } from '../../src/answer.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
@@ -69,7 +70,6 @@ export function runPerRequest(start: PerRequestStart): void {
 type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closing';
 
 const FIRST_ATTEMPT: Attempt = Object.freeze({ number: 1, failed: new Set<string>(), subclusters: [] });
-const LINGER_MS = 2_000;
 
 class PerRequestDriver implements LinkOwner {
   readonly #s: PerRequestStart;
@@ -503,12 +503,8 @@ class PerRequestDriver implements LinkOwner {
       c.destroy();
       return;
     }
-    // Keep draining what the client still sends so the close does not become a reset that
-    // could discard the answer; give up after a short linger.
     c.removeListener('data', this.#onData);
-    c.end(bytes);
-    c.resume();
-    this.#linger = setTimeout(() => c.destroy(), LINGER_MS).unref();
+    this.#linger = endWithLinger(c, bytes);
   }
 
   /** Ends the client gracefully after what was written (its idle timeout still applies). */
