@@ -57,8 +57,8 @@ class Http2Panel implements BoundPanel {
   constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
     const { idleTimeout } = runtime.engine.limits;
-    this.#h2 = new H2Pool(runtime.registry, idleTimeout);
-    this.#h1 = new H1Pool(runtime.registry, idleTimeout);
+    this.#h2 = new H2Pool(idleTimeout);
+    this.#h1 = new H1Pool(idleTimeout);
   }
 
   /** Addresses actually bound, by listener name (port 0 resolved). */

@@ -253,7 +253,7 @@ export class UpstreamLink {
   };
 
   readonly #onClose = (): void => {
-    this.#settings.registry.closed(this.jack.backend.id);
+    // The registry hears `closed` from the upstream pipeline (src/upstream/dial.ts).
     const wasBusy = this.#method !== undefined;
     this.reusable = false;
     if (this.#gone) return;
