@@ -133,7 +133,7 @@ export class BoundedAgent extends Agent {
 
   #shift(): ClientRequest | undefined {
     let req = this.#queue.shift();
-    while (req !== undefined && req.destroyed) req = this.#queue.shift();
+    while (req?.destroyed) req = this.#queue.shift();
     return req;
   }
 
