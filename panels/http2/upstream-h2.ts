@@ -7,8 +7,9 @@
  *    (src/upstream/dial.ts: connectTimeout, DNS, PROXY header, TLS with the cluster's
  *    ca/sni/verify and ALPN h2, registry, diagnostics); concurrent streams wait on the same
  *    dial. A failed dial rejects with `ConnectError`, which the caller retries elsewhere.
- * 2. Streams beyond the backend's SETTINGS_MAX_CONCURRENT_STREAMS are queued by the session
- *    (nghttp2 holds their HEADERS until a stream closes), never refused and never a new socket.
+ * 2. A new session is used once the backend's first SETTINGS arrived (within connectTimeout):
+ *    streams beyond its SETTINGS_MAX_CONCURRENT_STREAMS are then queued by the session
+ *    (nghttp2 holds their HEADERS until a stream closes), never refused, never a new socket.
  * 3. The socket is not half-open: a backend's FIN closes it, so a backend that dies is noticed
  *    at once. A session that errors, receives GOAWAY or closes leaves the pool immediately, so
  *    the next stream dials a new one; its streams in flight fail (exchange `failed` with code
@@ -55,7 +56,7 @@ export class H2Pool {
     const pending = this.#sessions.get(key);
     if (pending !== undefined) return pending;
     const created: Promise<ClientHttp2Session> = dial(backend, plan, attempt).then((socket) =>
-      this.#adopt(socket, backend, key, plan, created),
+      settled(this.#adopt(socket, backend, key, plan, created), backend, plan.connectTimeout),
     );
     this.#sessions.set(key, created);
     created.catch(() => {
@@ -138,6 +139,31 @@ export class H2Pool {
     this.#sessions.clear();
     for (const s of this.#all.keys()) s.destroy();
   }
+}
+
+/**
+ * Resolves once the backend's first SETTINGS arrived: until then the session assumes 100
+ * concurrent streams, and a backend allowing fewer would refuse the excess (REFUSED_STREAM).
+ */
+function settled(session: ClientHttp2Session, backend: Backend, timeoutMs: number): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      session.removeListener('remoteSettings', ok);
+      session.removeListener('close', closed);
+      session.destroy();
+      reject(new ConnectError(`h2 ${backend.id}: ${why}`, false));
+    };
+    const timer = setTimeout(() => fail(`no SETTINGS within ${timeoutMs}ms`), timeoutMs);
+    const closed = () => fail('session closed before its SETTINGS');
+    const ok = () => {
+      clearTimeout(timer);
+      session.removeListener('close', closed);
+      resolve(session);
+    };
+    session.once('remoteSettings', ok);
+    session.once('close', closed);
+  });
 }
 
 /** Pings a session with open streams; no answer in time destroys it (its streams fail). */

@@ -87,6 +87,9 @@ describe('http2 panel: the upstream pipeline', () => {
   let h2tls: H2Backend;
   let pp: TcpBackend;
   let many: Awaited<ReturnType<typeof startCountingBackend>>;
+  let narrow: H2Backend;
+  let inFlight = 0;
+  let peak = 0;
   let router: TestRouter;
   let client: ClientHttp2Session;
   let deadPort: number;
@@ -104,6 +107,17 @@ describe('http2 panel: the upstream pipeline', () => {
     h2tls = await startH2Backend('h2tls', undefined, cert);
     pp = await answeringPerHead();
     many = await startCountingBackend();
+    // An h2c backend that allows 5 concurrent streams and answers each after a short pause.
+    narrow = await startH2Backend('narrow', (stream) => {
+      peak = Math.max(peak, ++inFlight);
+      stream.on('close', () => inFlight--);
+      setTimeout(() => {
+        if (stream.destroyed) return;
+        stream.respond({ ':status': 200 });
+        stream.end('ok');
+      }, 5);
+    });
+    narrow.server.updateSettings({ maxConcurrentStreams: 5 });
     deadPort = await closedPort();
     const cluster = (address: string, policy: Record<string, unknown>) => ({
       retries: 0,
@@ -123,6 +137,7 @@ describe('http2 panel: the upstream pipeline', () => {
             h2wrong: product('h2wrong.test', 'h2wrong'),
             pp: product('pp.test', 'pp'),
             many: product('many.test', 'many'),
+            narrow: product('narrow.test', 'narrow'),
             down: product('down.test', 'down'),
           },
           clusters: {
@@ -132,6 +147,7 @@ describe('http2 panel: the upstream pipeline', () => {
             h2wrong: cluster(h2tls.address, { protocol: 'h2', tls: { sni: 'backend.test', ca: 'other.crt' } }),
             pp: cluster(pp.address, { proxyProtocol: 'v2' }),
             many: cluster(many.address, {}),
+            narrow: cluster(narrow.address, { protocol: 'h2c' }),
             down: cluster(`127.0.0.1:${deadPort}`, {}),
           },
         },
@@ -144,7 +160,14 @@ describe('http2 panel: the upstream pipeline', () => {
     unsubscribe(channels.upstreamConnect.name, onConnect);
     client?.close();
     await router?.close();
-    await Promise.all([https?.close(), goodRelay?.close(), wrongRelay?.close(), h2tls?.close(), pp?.close()]);
+    await Promise.all([
+      https?.close(),
+      goodRelay?.close(),
+      wrongRelay?.close(),
+      h2tls?.close(),
+      pp?.close(),
+      narrow?.close(),
+    ]);
     await new Promise((r) => many?.server.close(r));
     many?.server.closeAllConnections();
     await pki?.close();
@@ -215,6 +238,13 @@ describe('http2 panel: the upstream pipeline', () => {
     expect(replies.filter((r) => r.status === 200).length).toBe(2000);
     expect(many.accepted()).toBeGreaterThan(1);
     expect(many.accepted()).toBeLessThanOrEqual(128);
+  });
+
+  it('h2c: one session per backend; streams beyond its SETTINGS_MAX_CONCURRENT_STREAMS wait, none fails', async () => {
+    const replies = await Promise.all(Array.from({ length: 100 }, () => h2Request(client, get('narrow.test'))));
+    expect(replies.filter((r) => r.status === 200).length).toBe(100);
+    expect(narrow.sessions).toBe(1);
+    expect(peak).toBeLessThanOrEqual(5);
   });
 
   it('publishes switchboard:upstream:connect for its connects, failed ones included', async () => {
