@@ -7,10 +7,8 @@
  *   LoadedConfig ──create──► book, operator ──start──► Engine ──swap──► runtime.engine
  */
 import { createHash } from 'node:crypto';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { BackendRegistry } from '../src/backend-registry.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
-import { channels } from '../src/diagnostics.ts';
 import { DrainSet } from '../src/drain.ts';
 import type { Engine, PanelRuntime } from '../src/engine.ts';
 import { HealthManager } from '../src/health/index.ts';
@@ -104,7 +102,6 @@ export class Runtime implements PanelRuntime {
   /** Connections still running on each retired engine; the engine closes when its count reaches 0. */
   readonly #holds = new Map<Engine, number>();
   readonly #retired = new Set<Engine>();
-  readonly #unsubscribe: (() => void)[] = [];
   #lastExhaustedLog = 0;
   #exhaustedSince = 0;
 
@@ -124,7 +121,6 @@ export class Runtime implements PanelRuntime {
     this.#accessLog = accessLog;
     this.#injectedAccessLog = injected;
     this.random = random;
-    this.#subscribe();
   }
 
   /** Builds the first engine of a runtime. */
@@ -164,16 +160,6 @@ export class Runtime implements PanelRuntime {
     runtime.reusePort = options.reusePort ?? false;
     runtime.#syncBackends(engine.book);
     return runtime;
-  }
-
-  /** The rate-limited descriptor-exhaustion log line. */
-  #subscribe(): void {
-    const onConnect = (message: unknown) => {
-      if ((message as { exhausted?: boolean }).exhausted !== true) return;
-      this.noteExhausted();
-    };
-    subscribe(channels.upstreamConnect.name, onConnect);
-    this.#unsubscribe.push(() => unsubscribe(channels.upstreamConnect.name, onConnect));
   }
 
   /** Counts one connect that failed for lack of descriptors; logs at most once per 10 s. */
@@ -304,7 +290,6 @@ export class Runtime implements PanelRuntime {
   }
 
   async close(): Promise<void> {
-    for (const u of this.#unsubscribe.splice(0)) u();
     this.health.close();
     const retired = [...this.#retired];
     this.#retired.clear();

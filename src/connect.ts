@@ -1,10 +1,16 @@
 /**
- * Opening an upstream connection under one deadline (`limits.connectTimeout`, DNS included).
- * Hostnames are resolved at connect time through the system resolver and cached briefly.
+ * Opening an upstream connection under one deadline (`limits.connectTimeout`, DNS and the TLS
+ * handshake included). Hostnames are resolved at connect time through the system resolver and
+ * cached briefly.
+ *
+ *   TCP connect ──► [preface: the outbound PROXY header, in clear] ──► [TLS handshake] ──► ready
+ *
+ * The preface is written on the raw socket before any TLS byte, so a PROXY header always comes
+ * first on the wire (spec §2), also towards TLS backends.
  */
 import { lookup } from 'node:dns';
 import { isIP, type LookupFunction, Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import type { UpstreamTlsOptions } from './tls/upstream.ts';
 
 /** Why a connect failed: 'timeout' answers 504, anything else 502. */
@@ -46,18 +52,35 @@ const cachedLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+/** How to connect, besides where. */
+export interface ConnectOptions {
+  /** Wrap the connection in TLS (cluster `tls:`, or an `h2` upstream). */
+  readonly tls?: UpstreamTlsOptions | undefined;
+  /** Bytes written before anything else, in clear (the outbound PROXY header). */
+  readonly preface?: Buffer | undefined;
+  /**
+   * Keep the socket writable after the backend's FIN (default true): a splice forwards each
+   * half-close on its own. Pooled HTTP connections pass false, so a backend that goes away
+   * closes the connection and its session notices at once.
+   */
+  readonly allowHalfOpen?: boolean;
+  /** With `tls`: the ALPN protocol the backend must select, else the connect fails. */
+  readonly requireAlpn?: string;
+}
+
 /**
- * Connects to host:port (over TLS when `tls` is given, handshake included in the deadline);
- * resolves with the connected socket (paused), rejects with ConnectError.
+ * Connects to host:port (over TLS when `options.tls` is given, handshake included in the
+ * deadline); resolves with the connected socket (paused), rejects with ConnectError.
  */
 export function connectBackend(
   host: string,
   port: number,
   timeoutMs: number,
-  tls?: UpstreamTlsOptions,
+  options: ConnectOptions = {},
 ): Promise<Socket> {
   return new Promise((resolvePromise, reject) => {
-    let socket = new Socket({ allowHalfOpen: true });
+    const { tls, preface } = options;
+    let socket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? true });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new ConnectError(`connect ${host}:${port}: timed out after ${timeoutMs}ms`, true));
@@ -70,9 +93,10 @@ export function connectBackend(
     socket.once('error', onError);
     socket.once('connect', () => {
       socket.removeListener('error', onError);
+      if (preface !== undefined) socket.write(preface);
       if (tls !== undefined) {
         // Upstream TLS (cluster `tls:`): the handshake counts inside the same connectTimeout.
-        socket = tlsConnect({
+        const secure: TLSSocket = tlsConnect({
           socket,
           host,
           secureContext: tls.secureContext,
@@ -80,12 +104,18 @@ export function connectBackend(
           ...(tls.servername === undefined ? {} : { servername: tls.servername }),
           ...(tls.ALPNProtocols === undefined ? {} : { ALPNProtocols: tls.ALPNProtocols }),
         });
+        socket.on('error', () => {}); // the TLS socket reports the raw socket's errors from here on
+        socket = secure;
         const onTlsError = (err: Error) => onError(new Error(`tls: ${err.message}`));
-        socket.once('error', onTlsError);
-        socket.once('secureConnect', () => {
+        secure.once('error', onTlsError);
+        secure.once('secureConnect', () => {
+          secure.removeListener('error', onTlsError);
+          if (options.requireAlpn !== undefined && secure.alpnProtocol !== options.requireAlpn) {
+            onError(new Error(`tls: backend did not negotiate ${options.requireAlpn}`));
+            return;
+          }
           clearTimeout(timer);
-          socket.removeListener('error', onTlsError);
-          resolvePromise(socket);
+          resolvePromise(secure);
         });
         return;
       }

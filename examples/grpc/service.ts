@@ -37,6 +37,12 @@ export interface EchoClient extends grpc.Client {
     metadata: grpc.Metadata,
     callback: (err: grpc.ServiceError | null, reply: EchoReply) => void,
   ): grpc.ClientUnaryCall;
+  Say(
+    request: EchoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: (err: grpc.ServiceError | null, reply: EchoReply) => void,
+  ): grpc.ClientUnaryCall;
   Chat(): grpc.ClientDuplexStream<EchoRequest, EchoReply>;
 }
 

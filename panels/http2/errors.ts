@@ -32,9 +32,20 @@ export function isGrpc(contentType: string | undefined): boolean {
   return contentType !== undefined && /^application\/grpc(?:$|[+;])/i.test(contentType);
 }
 
+/**
+ * What this panel answers besides DESIGN's table: `upstream_reset`, 502, when the upstream
+ * connection was lost before any of the response went out (the splicing panels close the
+ * client connection instead; a stream can still be answered).
+ */
+export type AnswerCode = ResultCode | 'upstream_reset';
+
+function httpStatusOf(code: AnswerCode): number {
+  return code === 'upstream_reset' ? 502 : RESULT_STATUS[code];
+}
+
 /** The gRPC status for a router result code, from its HTTP status (gRPC's mapping table). */
-export function grpcStatusOf(code: ResultCode): number {
-  switch (RESULT_STATUS[code]) {
+export function grpcStatusOf(code: AnswerCode): number {
+  switch (httpStatusOf(code)) {
     case 400:
       return GRPC.INTERNAL;
     case 401:
@@ -53,15 +64,15 @@ export function grpcStatusOf(code: ResultCode): number {
 }
 
 /** The HTTP status the router answers for `code` (gRPC requests: always 200). */
-export function statusFor(code: ResultCode, grpc: boolean): number {
-  return grpc ? 200 : RESULT_STATUS[code] || 502;
+export function statusFor(code: AnswerCode, grpc: boolean): number {
+  return grpc ? 200 : httpStatusOf(code) || 502;
 }
 
 /**
  * Answers the router error `code` on `res` and ends it. Returns the HTTP status sent, or 0
  * when the response had already started (then the stream is reset instead: see `abortResponse`).
  */
-export function respondError(res: DownResponse, code: ResultCode, grpc: boolean): number {
+export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean): number {
   if (res.headersSent) {
     abortResponse(res);
     return 0;
@@ -96,4 +107,21 @@ export function abortResponse(res: DownResponse, h2Code: number = H2_INTERNAL_ER
   } else {
     res.destroy();
   }
+}
+
+/**
+ * Ends `res` after its upstream connection was lost. Before the head: 502 `upstream_reset`
+ * (gRPC: grpc-status UNAVAILABLE). After the head of a gRPC response: trailers with
+ * grpc-status UNAVAILABLE, so the call fails as retryable instead of INTERNAL. Otherwise the
+ * stream is reset (HTTP/1: the connection destroyed). Returns the status sent, 0 if none.
+ */
+export function endUpstreamLost(res: DownResponse, grpc: boolean): number {
+  if (!res.headersSent) return respondError(res, 'upstream_reset', grpc);
+  if (grpc && 'stream' in res && !res.writableEnded && !res.stream.destroyed) {
+    res.addTrailers({ 'grpc-status': String(GRPC.UNAVAILABLE), 'grpc-message': 'switchboard: upstream_reset' });
+    res.end();
+    return 0;
+  }
+  abortResponse(res);
+  return 0;
 }

@@ -77,8 +77,8 @@ class Http2Panel implements BoundPanel {
   constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
     const { idleTimeout } = runtime.engine.limits;
-    this.#h2 = new H2Pool(runtime.registry, idleTimeout);
-    this.#h1 = new H1Pool(runtime.registry, idleTimeout);
+    this.#h2 = new H2Pool(idleTimeout);
+    this.#h1 = new H1Pool(idleTimeout);
     this.#pipeline = new ListenerPipeline(runtime, { alpn: ALPN, handle: (c) => this.#handle(c) });
   }
 

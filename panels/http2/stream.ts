@@ -5,47 +5,43 @@
  *        ▲                                                     │
  *        └──── head, body, trailers ◄── exchange ◄─────────────┘ body, trailers ──►
  *
- * 1. Decisions use the engine's book and operator exactly as the splicing panels do; retries
- *    happen only while nothing of the request has gone upstream (a failed connect).
+ * 1. Decisions use the engine's book and operator exactly as the splicing panels do, through the
+ *    core's upstream pipeline (open-exchange.ts); retries happen only while nothing of the
+ *    request has gone upstream (a failed connect).
  * 2. Bodies are piped with backpressure both ways, never buffered whole; trailers follow.
  * 3. A client reset cancels the upstream stream with the same code; an upstream reset resets
  *    the client stream with the upstream's code (HTTP/1 sides: the connection is destroyed).
+ *    A lost upstream connection (no code to mirror) is answered 502 `upstream_reset` (gRPC:
+ *    UNAVAILABLE) while no response head went out; after the head, a gRPC response ends with
+ *    grpc-status UNAVAILABLE in trailers, anything else is reset.
  * 4. Router errors answer per DESIGN's table (errors.ts); every stream writes one access line.
  */
 
 import type { ListenerConfig } from '../../src/config/schema.ts';
-import { ConnectError } from '../../src/connect.ts';
 import { channels } from '../../src/diagnostics.ts';
-import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { connectionOf } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
-import { type Attempt, type Candidates, isRefusal, type Jack } from '../../src/types.ts';
 import { clientAddress } from '../net/client-address.ts';
-import { abortResponse, type DownResponse, H2_INTERNAL_ERROR, isGrpc, respondError, writeHead } from './errors.ts';
+import {
+  abortResponse,
+  type DownResponse,
+  endUpstreamLost,
+  H2_INTERNAL_ERROR,
+  isGrpc,
+  respondError,
+  writeHead,
+} from './errors.ts';
 import { type Exchange, H2_CANCEL, type UpstreamResponse } from './exchange.ts';
 import { trailerFields } from './headers.ts';
+import { openExchange, type UpstreamPools } from './open-exchange.ts';
 import { type DownRequest, type Routed, routeView } from './to-request.ts';
-import type { H1Pool } from './upstream-h1.ts';
-import type { H2Pool } from './upstream-h2.ts';
 
 /** What a stream needs from its panel. */
-export interface StreamContext {
+export interface StreamContext extends UpstreamPools {
   readonly runtime: PanelRuntime;
   readonly listener: ListenerConfig;
-  readonly h2: H2Pool;
-  readonly h1: H1Pool;
-}
-
-interface Opened {
-  readonly exchange: Exchange;
-  readonly jack: Jack;
-  readonly attempts: number;
-}
-
-interface Failure {
-  readonly result: ResultCode;
-  readonly attempts: number;
-  readonly reason: string;
 }
 
 /** The client's body length: a number, 0 for none, undefined for unknown (streamed). */
@@ -57,55 +53,13 @@ function bodyLength(req: DownRequest): number | undefined {
   return req.headers['transfer-encoding'] === undefined ? 0 : undefined;
 }
 
-/** findJack + open within the cluster's retry budget (same Attempt semantics as src/upstream.ts). */
-async function openExchange(
-  routed: Routed,
-  candidates: Candidates,
-  engine: Engine,
-  ctx: StreamContext,
-  length: number | undefined,
-): Promise<Opened | Failure> {
-  const { request, head } = routed;
-  const { protocol } = candidates.policy;
-  const budget = 1 + candidates.policy.retries + candidates.policy.crossRetries;
-  const failed = new Set<string>();
-  const subclusters: string[] = [];
-  const timeout = engine.limits.connectTimeout;
-  let lastTimeout = false;
-  let reason = '';
-  let tried = 0;
-  for (let number = 1; number <= budget; number++) {
-    const attempt: Attempt = { number, failed, subclusters };
-    const pick = engine.operator.findJack(request, candidates, attempt);
-    if (isRefusal(pick)) {
-      if (number === 1) return { result: pick.refused, attempts: 0, reason: `operator refused: ${pick.refused}` };
-      break;
-    }
-    tried = number;
-    const { backend } = pick;
-    try {
-      const exchange =
-        protocol === 'http1'
-          ? await ctx.h1.open(backend, timeout, head, length)
-          : await ctx.h2.open(backend, protocol === 'h2', timeout, head, length === 0);
-      return { exchange, jack: pick, attempts: number };
-    } catch (e) {
-      if (!(e instanceof ConnectError)) throw e;
-      failed.add(backend.id);
-      subclusters.push(pick.subcluster);
-      lastTimeout = e.timeout;
-      reason = e.message;
-    }
-  }
-  return { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason };
-}
-
 /** Routes and forwards one client stream; never throws on bad input. */
 export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamContext): void {
   const { runtime } = ctx;
-  const engine = runtime.engine;
-  const started = performance.now();
   const socket = req.socket;
+  // A stream runs on the engine its connection was accepted with (the listener pipeline's).
+  const engine = (socket === undefined ? undefined : connectionOf(socket)?.engine) ?? runtime.engine;
+  const started = performance.now();
   const record: AccessRecord = {
     listener: ctx.listener.name,
     client: socket === undefined ? 'unknown' : clientAddress(socket),
@@ -142,6 +96,8 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
     return;
   }
   const { request } = routed;
+  // The client as routing saw it: the PROXY source or a trusted forwarded address, when given.
+  record.client = `${request.clientIp}:${request.clientPort}`;
   record.host = request.host;
   if (request.path !== undefined) record.path = request.path;
   if (request.method !== undefined) record.method = request.method;
@@ -173,11 +129,11 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
       }
       record.backend = opened.jack.backend.id;
       if (clientGone) {
-        opened.exchange.cancel(H2_CANCEL);
+        opened.value.cancel(H2_CANCEL);
         log('client_closed', undefined, 'client went away while connecting');
         return;
       }
-      forward(req, res, opened.exchange, record, log);
+      forward(req, res, opened.value, record, grpc, log);
     },
     (err: unknown) => {
       runtime.logger.error({ err }, 'http2 stream failed');
@@ -193,6 +149,7 @@ function forward(
   res: DownResponse,
   exchange: Exchange,
   record: AccessRecord,
+  grpc: boolean,
   log: (result: string, status?: number, reason?: string) => void,
 ): void {
   let done = false;
@@ -255,8 +212,13 @@ function forward(
       done = true;
       req.unpipe(exchange.body);
       req.resume();
-      abortResponse(res, h2Code === 0 ? H2_INTERNAL_ERROR : h2Code);
-      log('upstream_reset', status || undefined, reason);
+      if (h2Code !== 0) {
+        abortResponse(res, h2Code); // the backend reset the stream: mirror its code
+        log('upstream_reset', status || undefined, reason);
+        return;
+      }
+      // The upstream connection was lost: answer while nothing went out, never leave it hanging.
+      log('upstream_reset', endUpstreamLost(res, grpc) || status || undefined, reason);
     },
   });
   req.resume();

@@ -1,87 +1,75 @@
 /**
- * HTTP/1.1 upstreams (cluster `protocol: http1`, the default): one keep-alive `http.Agent` per
- * backend, so streams from many clients reuse a few connections.
+ * HTTP/1.1 upstreams (cluster `protocol: http1`, the default): one bounded keep-alive agent
+ * (h1-agent.ts) per pool key, so streams from many clients reuse a few connections.
  *
- * 1. The agent's `createConnection` connects with `connectBackend` (connectTimeout, DNS
- *    included) and reports to the registry: `connected`, `connectFailed`, then `closed` when
- *    the connection closes, so `active` counts connections (idle keep-alive ones included).
- * 2. `open` creates the request and waits for its socket before resolving: until then no byte
+ * 1. The pool key is the backend, its TLS settings and, with an outbound PROXY header, the
+ *    client (src/upstream/pool-key.ts): such a connection names one client, so it is private
+ *    to that client's connection, as HAProxy marks it.
+ * 2. At most `maxSockets` connections per key (default `MAX_SOCKETS_PER_BACKEND`); more requests
+ *    wait in the agent's queue for a free connection instead of failing.
+ * 3. `open` creates the request and waits for its socket before resolving: until then no byte
  *    has been written, so a `ConnectError` can be retried on another backend.
- * 3. The body is chunked unless the client gave a length or sent none; response trailers come
+ * 4. The body is chunked unless the client gave a length or sent none; response trailers come
  *    from the chunked body's trailer section.
  */
-import { Agent, type ClientRequest, type ClientRequestArgs, request as httpRequest } from 'node:http';
-import type { Duplex } from 'node:stream';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
-import { ConnectError, connectBackend } from '../../src/connect.ts';
+import { type ClientRequest, request as httpRequest } from 'node:http';
+import { ConnectError } from '../../src/connect.ts';
 import type { Backend } from '../../src/types.ts';
+import type { DialPlan } from '../../src/upstream/index.ts';
 import type { Exchange, ExchangeEvents } from './exchange.ts';
+import { BoundedAgent } from './h1-agent.ts';
 import { type Head, h1RequestHeaders, responseHeaders, trailerFields } from './headers.ts';
 
-/** A keep-alive agent whose connections go through connectBackend and the registry. */
-class BackendAgent extends Agent {
-  readonly #backend: Backend;
-  readonly #registry: BackendRegistry;
-  readonly #connectTimeout: number;
+/**
+ * Connections per HTTP/1 pool key (a backend, unless PROXY makes pools per client). Enough for
+ * a busy backend behind one router (Envoy's default circuit breaker allows 1,024 per cluster;
+ * nginx setups keep 32–128 idle per upstream), small enough that one h2 client opening
+ * thousands of streams cannot exhaust descriptors: the rest queue.
+ */
+export const MAX_SOCKETS_PER_BACKEND = 128;
 
-  constructor(backend: Backend, registry: BackendRegistry, connectTimeout: number, idleTimeout: number) {
-    super({ keepAlive: true, timeout: idleTimeout, scheduling: 'lifo' });
-    this.#backend = backend;
-    this.#registry = registry;
-    this.#connectTimeout = connectTimeout;
-  }
-
-  override createConnection(
-    _options: ClientRequestArgs,
-    callback?: (err: Error | null, stream: Duplex) => void,
-  ): Duplex | null | undefined {
-    const { id, host, port } = this.#backend;
-    const started = performance.now();
-    connectBackend(host, port, this.#connectTimeout).then(
-      (socket) => {
-        this.#registry.connected(id, performance.now() - started);
-        socket.once('close', () => this.#registry.closed(id));
-        callback?.(null, socket);
-      },
-      (err: unknown) => {
-        if (err instanceof ConnectError) this.#registry.connectFailed(id);
-        callback?.(err as Error, undefined as unknown as Duplex);
-      },
-    );
-    return undefined;
-  }
-}
-
-/** Keep-alive agents, one per backend. */
+/** Bounded keep-alive agents, one per pool key. */
 export class H1Pool {
-  readonly #registry: BackendRegistry;
   readonly #idleTimeout: number;
-  readonly #agents = new Map<string, BackendAgent>();
+  readonly #maxSockets: number;
+  readonly #agents = new Map<string, BoundedAgent>();
 
-  constructor(registry: BackendRegistry, idleTimeout: number) {
-    this.#registry = registry;
+  constructor(idleTimeout: number, maxSockets = MAX_SOCKETS_PER_BACKEND) {
     this.#idleTimeout = idleTimeout;
+    this.#maxSockets = maxSockets;
   }
 
-  #agent(backend: Backend, connectTimeout: number): BackendAgent {
-    let agent = this.#agents.get(backend.id);
+  #agent(backend: Backend, key: string, plan: DialPlan, attempt: number): BoundedAgent {
+    let agent = this.#agents.get(key);
     if (agent === undefined) {
-      agent = new BackendAgent(backend, this.#registry, connectTimeout, this.#idleTimeout);
-      this.#agents.set(backend.id, agent);
+      const created = new BoundedAgent(backend, plan, this.#maxSockets, this.#idleTimeout, () => {
+        if (this.#agents.get(key) === created) this.#agents.delete(key);
+      });
+      agent = created;
+      this.#agents.set(key, agent);
     }
+    agent.plan = plan;
+    agent.attempt = attempt;
     return agent;
   }
 
   /**
-   * Sends the head of `head` to `backend` once a connection is ready. `bodyLength`: the
-   * client's content-length, 0 for no body, undefined for unknown (chunked). Rejects with
-   * ConnectError when no connection could be made.
+   * Sends the head of `head` to `backend` once a connection of pool `key` is ready (made per
+   * `plan` when needed). `bodyLength`: the client's content-length, 0 for no body, undefined
+   * for unknown (chunked). Rejects with ConnectError when no connection could be made.
    */
-  open(backend: Backend, connectTimeout: number, head: Head, bodyLength: number | undefined): Promise<Exchange> {
+  open(
+    backend: Backend,
+    key: string,
+    plan: DialPlan,
+    attempt: number,
+    head: Head,
+    bodyLength: number | undefined,
+  ): Promise<Exchange> {
     const headers = h1RequestHeaders(head);
     if (bodyLength === undefined) headers['transfer-encoding'] = 'chunked';
     const req = httpRequest({
-      agent: this.#agent(backend, connectTimeout),
+      agent: this.#agent(backend, key, plan, attempt),
       host: backend.host,
       port: backend.port,
       method: head.method,

@@ -1,68 +1,48 @@
 /**
- * HTTP/2 upstreams (cluster `protocol: h2c | h2`): one multiplexed session per backend, shared
- * by every stream routed there.
+ * HTTP/2 upstreams (cluster `protocol: h2c | h2`): one multiplexed session per pool key (a
+ * backend and its TLS settings; with an outbound PROXY header also the client), shared by every
+ * stream routed there.
  *
- * 1. `open` takes the backend's session, or connects a new one under `connectTimeout` (DNS
- *    included, src/connect.ts); concurrent streams wait on the same connect. A failed connect
- *    rejects with `ConnectError`, which the caller retries on another backend.
- * 2. `h2` wraps the TCP connection in TLS with ALPN `h2`, verified against Node's CA store
- *    (add private CAs with NODE_EXTRA_CA_CERTS); a failed handshake counts as a failed connect.
- * 3. A session that receives GOAWAY, errors, or closes leaves the pool at once, so the next
- *    stream opens a new session while the old one finishes its streams.
- * 4. Registry: `connected` when a session's connection is up, `closed` when it closes, so
- *    `active` counts sessions (not streams) for these backends.
+ * 1. `open` takes the key's session, or dials a new one through the upstream pipeline
+ *    (src/upstream/dial.ts: connectTimeout, DNS, PROXY header, TLS with the cluster's
+ *    ca/sni/verify and ALPN h2, registry, diagnostics); concurrent streams wait on the same
+ *    dial. A failed dial rejects with `ConnectError`, which the caller retries elsewhere.
+ * 2. A new session is used once the backend's first SETTINGS arrived (within connectTimeout):
+ *    streams beyond its SETTINGS_MAX_CONCURRENT_STREAMS are then queued by the session
+ *    (nghttp2 holds their HEADERS until a stream closes), never refused, never a new socket.
+ * 3. The socket is not half-open: a backend's FIN closes it, so a backend that dies is noticed
+ *    at once. A session that errors, receives GOAWAY or closes leaves the pool immediately, so
+ *    the next stream dials a new one; its streams in flight fail (exchange `failed` with code
+ *    0, "upstream connection lost"), which stream.ts answers 502 / gRPC UNAVAILABLE.
+ * 4. While streams are open, a PING every `PING_INTERVAL_MS` that gets no answer within
+ *    `PING_TIMEOUT_MS` destroys the session: a backend that vanished without a FIN (power loss,
+ *    a dropped route) is noticed too.
  * 5. Idle sessions close after `idleTimeout`; `close` sends GOAWAY on every session and lets
  *    their streams finish.
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as h2connect } from 'node:http2';
-import { isIP, type Socket } from 'node:net';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
-import { ConnectError, connectBackend } from '../../src/connect.ts';
+import type { Socket } from 'node:net';
+import { ConnectError } from '../../src/connect.ts';
 import type { Backend } from '../../src/types.ts';
+import { type DialPlan, dial } from '../../src/upstream/index.ts';
 import type { Exchange, ExchangeEvents } from './exchange.ts';
 import { type Head, h2RequestHeaders, responseHeaders, trailerFields } from './headers.ts';
 
 /** The END_STREAM flag of a HEADERS frame (RFC 9113 §6.2). */
 const END_STREAM = 0x1;
+/** How often a session with open streams is pinged. */
+const PING_INTERVAL_MS = 10_000;
+/** A PING unanswered this long means the backend is gone. */
+const PING_TIMEOUT_MS = 5_000;
 
-/** Wraps a connected socket in TLS (ALPN h2) within what is left of the connect deadline. */
-function secure(socket: Socket, backend: Backend, timeoutMs: number): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const where = `tls ${backend.host}:${backend.port}`;
-    const tls = tlsConnect({
-      socket,
-      ALPNProtocols: ['h2'],
-      ...(isIP(backend.host) === 0 ? { servername: backend.host } : {}),
-    });
-    const timer = setTimeout(() => {
-      tls.destroy();
-      reject(new ConnectError(`${where}: handshake timed out after ${timeoutMs}ms`, true));
-    }, timeoutMs);
-    tls.once('error', (err) => {
-      clearTimeout(timer);
-      tls.destroy();
-      reject(new ConnectError(`${where}: ${err.message}`, false));
-    });
-    tls.once('secureConnect', () => {
-      clearTimeout(timer);
-      if (tls.alpnProtocol !== 'h2') {
-        tls.destroy();
-        reject(new ConnectError(`${where}: backend did not negotiate h2`, false));
-      } else resolve(tls);
-    });
-  });
-}
-
-/** Pooled HTTP/2 sessions, one per backend and protocol. */
+/** Pooled HTTP/2 sessions, one per pool key. */
 export class H2Pool {
-  readonly #registry: BackendRegistry;
   readonly #idleTimeout: number;
   readonly #sessions = new Map<string, Promise<ClientHttp2Session>>();
-  readonly #all = new Set<ClientHttp2Session>();
+  /** Every open session and its number of open streams. */
+  readonly #all = new Map<ClientHttp2Session, number>();
 
-  constructor(registry: BackendRegistry, idleTimeout: number) {
-    this.#registry = registry;
+  constructor(idleTimeout: number) {
     this.#idleTimeout = idleTimeout;
   }
 
@@ -71,12 +51,13 @@ export class H2Pool {
     return this.#all.size;
   }
 
-  /** The backend's session, connecting one when there is none usable. Rejects with ConnectError. */
-  session(backend: Backend, tls: boolean, connectTimeout: number): Promise<ClientHttp2Session> {
-    const key = `${tls ? 'h2' : 'h2c'} ${backend.id}`;
+  /** The key's session, dialling one when there is none usable. Rejects with ConnectError. */
+  session(backend: Backend, key: string, plan: DialPlan, attempt: number): Promise<ClientHttp2Session> {
     const pending = this.#sessions.get(key);
     if (pending !== undefined) return pending;
-    const created = this.#connect(backend, tls, connectTimeout, key);
+    const created: Promise<ClientHttp2Session> = dial(backend, plan, attempt).then((socket) =>
+      settled(this.#adopt(socket, backend, key, plan, created), backend, plan.connectTimeout),
+    );
     this.#sessions.set(key, created);
     created.catch(() => {
       if (this.#sessions.get(key) === created) this.#sessions.delete(key);
@@ -84,68 +65,121 @@ export class H2Pool {
     return created;
   }
 
-  async #connect(backend: Backend, tls: boolean, timeoutMs: number, key: string): Promise<ClientHttp2Session> {
-    const started = performance.now();
-    let socket: Socket;
-    try {
-      socket = await connectBackend(backend.host, backend.port, timeoutMs);
-      if (tls) socket = await secure(socket, backend, Math.max(1, timeoutMs - (performance.now() - started)));
-    } catch (e) {
-      if (e instanceof ConnectError) this.#registry.connectFailed(backend.id);
-      throw e;
-    }
-    this.#registry.connected(backend.id, performance.now() - started);
-    const authority = `${tls ? 'https' : 'http'}://${backend.host.includes(':') ? `[${backend.host}]` : backend.host}:${backend.port}`;
-    const session = h2connect(authority, { createConnection: () => socket });
-    this.#all.add(session);
+  #adopt(
+    socket: Socket,
+    backend: Backend,
+    key: string,
+    plan: DialPlan,
+    current: Promise<ClientHttp2Session>,
+  ): ClientHttp2Session {
+    const scheme = plan.tls === undefined ? 'http' : 'https';
+    const host = backend.host.includes(':') ? `[${backend.host}]` : backend.host;
+    const session = h2connect(`${scheme}://${host}:${backend.port}`, { createConnection: () => socket });
+    this.#all.set(session, 0);
     const forget = () => {
       if (this.#sessions.get(key) === current) this.#sessions.delete(key);
     };
-    const current = Promise.resolve(session);
     session.on('error', forget);
     session.on('goaway', forget);
     session.once('close', () => {
       forget();
+      clearInterval(pinger);
       this.#all.delete(session);
-      this.#registry.closed(backend.id);
     });
-    session.setTimeout(this.#idleTimeout, () => session.close());
-    this.#sessions.set(key, current);
+    session.setTimeout(this.#idleTimeout, () => {
+      forget();
+      session.close();
+    });
+    const pinger = setInterval(() => {
+      if ((this.#all.get(session) ?? 0) > 0) keepAlive(session);
+    }, PING_INTERVAL_MS);
+    pinger.unref();
     return session;
   }
 
-  /** Opens a stream for `head` on the backend's session. Rejects with ConnectError. */
+  /** Opens a stream for `head` on the key's session. Rejects with ConnectError. */
   async open(
     backend: Backend,
-    tls: boolean,
-    connectTimeout: number,
+    key: string,
+    plan: DialPlan,
+    attempt: number,
     head: Head,
     endStream: boolean,
   ): Promise<Exchange> {
-    let session = await this.session(backend, tls, connectTimeout);
+    let session = await this.session(backend, key, plan, attempt);
     if (session.closed || session.destroyed) {
-      this.#sessions.delete(`${tls ? 'h2' : 'h2c'} ${backend.id}`);
-      session = await this.session(backend, tls, connectTimeout);
+      // It closed between its dial and this stream (GOAWAY, a dead backend): take a new one.
+      this.#sessions.delete(key);
+      session = await this.session(backend, key, plan, attempt);
     }
-    const stream = session.request(h2RequestHeaders(head), { endStream, waitForTrailers: !endStream });
-    return h2Exchange(stream);
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request(h2RequestHeaders(head), { endStream, waitForTrailers: !endStream });
+    } catch (e) {
+      // Nothing was sent (the session is closing, stream ids ran out): safe to try elsewhere.
+      this.#sessions.delete(key);
+      throw new ConnectError(`h2 ${backend.id}: ${(e as Error).message}`, false);
+    }
+    this.#all.set(session, (this.#all.get(session) ?? 0) + 1);
+    stream.once('close', () => {
+      const n = this.#all.get(session);
+      if (n !== undefined) this.#all.set(session, n - 1);
+    });
+    return h2Exchange(session, stream);
   }
 
   /** GOAWAY on every session; resolves when they have closed. */
   async close(): Promise<void> {
     this.#sessions.clear();
-    await Promise.all([...this.#all].map((s) => new Promise<void>((r) => s.close(() => r()))));
+    await Promise.all([...this.#all.keys()].map((s) => new Promise<void>((r) => s.close(() => r()))));
   }
 
   /** Destroys every session now. */
   destroy(): void {
     this.#sessions.clear();
-    for (const s of this.#all) s.destroy();
+    for (const s of this.#all.keys()) s.destroy();
   }
 }
 
+/**
+ * Resolves once the backend's first SETTINGS arrived: until then the session assumes 100
+ * concurrent streams, and a backend allowing fewer would refuse the excess (REFUSED_STREAM).
+ */
+function settled(session: ClientHttp2Session, backend: Backend, timeoutMs: number): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      session.removeListener('remoteSettings', ok);
+      session.removeListener('close', closed);
+      session.destroy();
+      reject(new ConnectError(`h2 ${backend.id}: ${why}`, false));
+    };
+    const timer = setTimeout(() => fail(`no SETTINGS within ${timeoutMs}ms`), timeoutMs);
+    const closed = () => fail('session closed before its SETTINGS');
+    const ok = () => {
+      clearTimeout(timer);
+      session.removeListener('close', closed);
+      resolve(session);
+    };
+    session.once('remoteSettings', ok);
+    session.once('close', closed);
+  });
+}
+
+/** Pings a session with open streams; no answer in time destroys it (its streams fail). */
+function keepAlive(session: ClientHttp2Session): void {
+  if (session.closed || session.destroyed) return;
+  const timer = setTimeout(() => session.destroy(), PING_TIMEOUT_MS);
+  timer.unref();
+  const sent = session.ping((err) => {
+    clearTimeout(timer);
+    if (err !== null && !session.destroyed) session.destroy();
+  });
+  if (!sent) clearTimeout(timer);
+}
+
 /** The Exchange view of one client stream towards a backend. */
-function h2Exchange(stream: ClientHttp2Stream): Exchange {
+function h2Exchange(session: ClientHttp2Session, stream: ClientHttp2Stream): Exchange {
   let trailersOut: Record<string, string> = {};
   let trailersIn: Record<string, string> = {};
   // Errors are reported through `listen`; this keeps one from going unhandled before that.
@@ -178,7 +212,9 @@ function h2Exchange(stream: ClientHttp2Stream): Exchange {
       const fail = (code: number, reason: string) => {
         if (reported) return;
         reported = true;
-        events.failed(code, reason);
+        // The connection died under the stream: not a reset the backend chose, so no code to mirror.
+        if (session.destroyed) events.failed(0, 'upstream connection lost');
+        else events.failed(code, reason);
       };
       stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
       stream.once('close', () => {

@@ -4,8 +4,8 @@
  *
  *   listener pipeline (src/listener/: caps, PROXY header, TLS termination)
  *          → peek (TLS hello | h2c HEADERS | HTTP/1 head, within what is left of peekTimeout)
- *          → Request → findAddresses → openUpstream (findJack + connect, retries)
- *          → [outbound PROXY header] + peeked bytes → splice
+ *          → Request → findAddresses → openUpstream (findJack + connect, retries, PROXY out, TLS)
+ *          → peeked bytes → splice
  *
  * Every exit writes one access-log line with a result code. Nothing is written to a backend
  * before the route is decided; errors are answered per DESIGN's table (HTTP/1 gets a response,
@@ -23,11 +23,10 @@ import type { AccessRecord } from '../../src/log.ts';
 import { H2_ERROR } from '../../src/peek/h2c.ts';
 import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
 import { requestFromPeek } from '../../src/peek/to-request.ts';
-import { proxyHeaderFor } from '../../src/proxy-out.ts';
 import { statusOf } from '../../src/respond.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
-import { openUpstream } from '../../src/upstream.ts';
+import { openUpstream } from '../../src/upstream/index.ts';
 import { runPerRequest } from './per-request.ts';
 
 const noop = () => {};
@@ -144,14 +143,8 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
   record.product = candidates.product;
   record.cluster = candidates.cluster;
 
-  const up = await openUpstream(
-    request,
-    candidates,
-    engine.operator,
-    runtime.registry,
-    engine.limits.connectTimeout,
-    engine.tls.upstream,
-  );
+  // The upstream pipeline (src/upstream/): retries, TLS, the outbound PROXY header, accounting.
+  const up = await openUpstream(request, candidates, engine.operator, runtime, engine);
   record.attempts = up.attempts;
   if ('result' in up) {
     refuse(up.result, peeked.kind, up.reason);
@@ -159,13 +152,10 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
   }
   const { socket: upstream, jack } = up;
   record.backend = jack.backend.id;
-  upstream.once('close', () => runtime.registry.closed(jack.backend.id));
   if (socket.destroyed) {
     upstream.destroy();
     log('client_closed', undefined, 'client went away while connecting');
     return;
   }
-  const proxyHeader = proxyHeaderFor(candidates.policy.proxyProtocol, request);
-  if (proxyHeader !== undefined) upstream.write(proxyHeader);
   splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end));
 }

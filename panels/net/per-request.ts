@@ -33,11 +33,10 @@ import type { AccessRecord } from '../../src/log.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
 import { type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
 import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
-import { proxyHeaderFor } from '../../src/proxy-out.ts';
 import { errorResponse, statusOf } from '../../src/respond.ts';
 import { splice } from '../../src/splice.ts';
 import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
-import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/upstream.ts';
+import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
 import { type LinkBreak, type LinkOwner, type LinkSettings, linkKey, UpstreamLink } from './upstream-link.ts';
 import { firstPick, UpstreamPool } from './upstream-pool.ts';
@@ -287,14 +286,7 @@ class PerRequestDriver implements LinkOwner {
     }
     this.#state = 'connecting';
     const { engine } = s;
-    openUpstream(
-      request,
-      candidates,
-      firstPick(engine.operator, pick),
-      s.runtime.registry,
-      engine.limits.connectTimeout,
-      engine.tls.upstream,
-    ).then(
+    openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine).then(
       (up) => this.#connected(up, request, candidates, view, consumed),
       (err: unknown) => {
         s.runtime.logger.error({ err }, 'per-request connect failed');
@@ -351,10 +343,7 @@ class PerRequestDriver implements LinkOwner {
     consumed: number,
   ): void {
     if (this.#state !== 'connecting') {
-      if ('socket' in up) {
-        up.socket.once('close', () => this.#s.runtime.registry.closed(up.jack.backend.id));
-        up.socket.destroy();
-      }
+      if ('socket' in up) up.socket.destroy();
       return;
     }
     this.#exchange!.record.attempts = up.attempts;
@@ -363,9 +352,7 @@ class PerRequestDriver implements LinkOwner {
       this.#refuse(up.result, up.reason);
       return;
     }
-    const link = new UpstreamLink(up.socket, up.jack, candidates.policy, request, this.#settings, this);
-    const proxyHeader = proxyHeaderFor(candidates.policy.proxyProtocol, request);
-    if (proxyHeader !== undefined) up.socket.write(proxyHeader);
+    const link = new UpstreamLink(up.socket, up.jack, candidates, request, this.#settings, this);
     this.#setLink(link);
     this.#start(link, up.attempts);
     const pending = this.#pending;

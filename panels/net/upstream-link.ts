@@ -24,7 +24,7 @@ import { isSwitchboardError } from '../../src/errors.ts';
 import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
 import { type Http1ResponseHead, Http1ResponseScanner } from '../../src/peek/http1-response.ts';
-import type { ClusterPolicy, Jack, Request } from '../../src/types.ts';
+import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/types.ts';
 
 /** Why a busy link stopped before its response was complete. */
 export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 'idle_timeout';
@@ -86,17 +86,21 @@ export class UpstreamLink {
   #body: BodyTracker | undefined;
   #gone = false;
   #waitingDrain = false;
+  /** The cluster the link was opened for (outlier verdicts are per cluster and backend). */
+  readonly #cluster: string;
 
   constructor(
     socket: Socket,
     jack: Jack,
-    policy: ClusterPolicy,
+    candidates: Candidates,
     request: Request,
     settings: LinkSettings,
     owner: LinkOwner,
   ) {
     this.socket = socket;
     this.jack = jack;
+    const { policy } = candidates;
+    this.#cluster = candidates.cluster;
     this.key = linkKey(jack.backend.id, policy, request);
     this.#settings = settings;
     this.#owner = owner;
@@ -203,8 +207,9 @@ export class UpstreamLink {
 
   #sawHead(head: Http1ResponseHead): void {
     if (this.#outlier !== undefined && head.status >= 200) {
-      if (this.#outlier.matches(head.status)) this.#settings.registry.responseFailed(this.jack.backend.id);
-      else this.#settings.registry.responseSucceeded(this.jack.backend.id);
+      if (this.#outlier.matches(head.status))
+        this.#settings.registry.responseFailed(this.jack.backend.id, this.#cluster);
+      else this.#settings.registry.responseSucceeded(this.jack.backend.id, this.#cluster);
     }
     this.#owner.responseHead(this, head);
   }
@@ -253,7 +258,7 @@ export class UpstreamLink {
   };
 
   readonly #onClose = (): void => {
-    this.#settings.registry.closed(this.jack.backend.id);
+    // The registry hears `closed` from the upstream pipeline (src/upstream/dial.ts).
     const wasBusy = this.#method !== undefined;
     this.reusable = false;
     if (this.#gone) return;

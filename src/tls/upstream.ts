@@ -8,7 +8,10 @@
  *      immutable) and cached in a WeakMap; `check` builds them all at engine build so a bad CA
  *      is a config error there.
  *   3. `optionsFor` is what `connectBackend` hands to `tls.connect`: the context, the server
- *      name (the `sni` key, else the backend's hostname; never an IP) and whether to verify.
+ *      name (the `sni` key, else the backend's hostname; never an IP), whether to verify, and
+ *      ALPN for the protocol spoken inside (`http1` → http/1.1, `h2c`/`h2` → h2). The http2
+ *      panel's `protocol: h2` clusters without a `tls:` key use `DEFAULT_CLUSTER_TLS` (system
+ *      roots, verified, SNI from the backend's hostname).
  *
  * TLS passthrough connections never get a second layer: their bytes are TLS already.
  */
@@ -28,6 +31,9 @@ export interface UpstreamTlsOptions {
 
 const HTTP1_ALPN = ['http/1.1'];
 const H2_ALPN = ['h2'];
+
+/** Upstream TLS of a cluster that asks for TLS (`protocol: h2`) without a `tls:` key. */
+export const DEFAULT_CLUSTER_TLS: ClusterTls = Object.freeze({ verify: true });
 
 /** Per-engine builder of upstream TLS options. */
 export class UpstreamTls {
@@ -56,11 +62,16 @@ export class UpstreamTls {
   optionsFor(policy: ClusterPolicy, backendHost: string, protocol: Protocol): UpstreamTlsOptions | undefined {
     const tls = policy.tls;
     if (tls === undefined || protocol === 'tls') return undefined;
+    return this.optionsForTls(tls, backendHost, protocol);
+  }
+
+  /** TLS options for connecting `backendHost` under the cluster TLS settings `tls`. */
+  optionsForTls(tls: ClusterTls, backendHost: string, protocol: Protocol): UpstreamTlsOptions {
     return {
       secureContext: this.#context(tls),
       servername: tls.sni ?? (isIP(backendHost) === 0 ? backendHost : undefined),
       rejectUnauthorized: tls.verify,
-      ALPNProtocols: protocol === 'http1' ? HTTP1_ALPN : protocol === 'h2c' ? H2_ALPN : undefined,
+      ALPNProtocols: protocol === 'http1' ? HTTP1_ALPN : protocol === 'tls' ? undefined : H2_ALPN,
     };
   }
 

@@ -4,7 +4,9 @@
  */
 import {
   type ClientHttp2Session,
+  createSecureServer,
   createServer,
+  type Http2SecureServer,
   type Http2Server,
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
@@ -16,7 +18,7 @@ export interface H2Backend {
   readonly name: string;
   readonly port: number;
   readonly address: string;
-  readonly server: Http2Server;
+  readonly server: Http2Server | Http2SecureServer;
   /** Streams received. */
   readonly streams: ServerHttp2Stream[];
   /** Sessions accepted. */
@@ -47,9 +49,13 @@ export const echoWho: StreamHandler = (stream, headers, name) => {
   });
 };
 
-/** An h2c backend on port 0. */
-export async function startH2Backend(name: string, handler: StreamHandler = echoWho): Promise<H2Backend> {
-  const server = createServer();
+/** An h2c backend on port 0; with `tls`, an h2 backend (TLS, ALPN h2) with that certificate. */
+export async function startH2Backend(
+  name: string,
+  handler: StreamHandler = echoWho,
+  tls?: { readonly certPem: string; readonly keyPem: string },
+): Promise<H2Backend> {
+  const server = tls === undefined ? createServer() : createSecureServer({ cert: tls.certPem, key: tls.keyPem });
   const streams: ServerHttp2Stream[] = [];
   const backend: H2Backend = {
     name,

@@ -1,0 +1,70 @@
+/**
+ * A stream's way to its backend, on the core's upstream pipeline (src/upstream/): the findJack
+ * loop with the cluster's retries (`tryJacks`), and on each attempt an exchange on a pooled
+ * connection of the chosen backend; new connections are made by `dial` with this plan:
+ *
+ *   cluster protocol   transport towards the backend
+ *   http1              TCP, or TLS (ALPN http/1.1) when the cluster has `tls:`
+ *   h2c                TCP, or TLS (ALPN h2) when the cluster has `tls:`
+ *   h2                 TLS (ALPN h2) with the cluster's `tls:` (default: system roots, verified)
+ *
+ * Every new connection starts with the cluster's outbound PROXY header; the pool key then
+ * includes the client, so such connections serve only that client's connection.
+ */
+import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import { proxyHeaderFor } from '../../src/proxy-out.ts';
+import type { Candidates } from '../../src/types.ts';
+import {
+  type DialPlan,
+  type Opened,
+  poolKey,
+  tlsOptions,
+  tryJacks,
+  type UpstreamFailure,
+} from '../../src/upstream/index.ts';
+import type { Exchange } from './exchange.ts';
+import type { Routed } from './to-request.ts';
+import type { H1Pool } from './upstream-h1.ts';
+import type { H2Pool } from './upstream-h2.ts';
+
+/** The pools and runtime an exchange is opened with. */
+export interface UpstreamPools {
+  readonly runtime: PanelRuntime;
+  readonly h2: H2Pool;
+  readonly h1: H1Pool;
+}
+
+/**
+ * findJack + open within the cluster's retry budget. `length`: the client's body length, 0 for
+ * none, undefined for unknown.
+ */
+export function openExchange(
+  routed: Routed,
+  candidates: Candidates,
+  engine: Engine,
+  pools: UpstreamPools,
+  length: number | undefined,
+): Promise<Opened<Exchange> | UpstreamFailure> {
+  const { request, head } = routed;
+  const { policy } = candidates;
+  const { protocol } = policy;
+  const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
+  const connectTimeout = engine.limits.connectTimeout;
+  return tryJacks(request, candidates, engine.operator, (jack, attempt) => {
+    const { backend } = jack;
+    const tls = tlsOptions(engine.tls.upstream, candidates, backend.host, protocol, protocol === 'h2');
+    const plan: DialPlan = {
+      host: pools.runtime,
+      cluster: candidates.cluster,
+      connectTimeout,
+      tls,
+      proxyHeader,
+      allowHalfOpen: false,
+      ...(tls !== undefined && protocol !== 'http1' ? { requireAlpn: 'h2' } : {}),
+    };
+    const key = poolKey(backend.id, policy, request, tls);
+    return protocol === 'http1'
+      ? pools.h1.open(backend, key, plan, attempt, head, length)
+      : pools.h2.open(backend, key, plan, attempt, head, length === 0);
+  });
+}

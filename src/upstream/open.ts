@@ -1,0 +1,57 @@
+/**
+ * The splicing panels' upstream: one new socket per client connection (per-connection routing)
+ * or per upstream link (per-request routing), through `tryJacks` and `dial`.
+ *
+ * The socket comes back connected, with the cluster's PROXY header already written (before any
+ * TLS byte) and upstream TLS done when the cluster has a `tls:` key; half-closes are kept, so
+ * the splice forwards each direction's FIN on its own. The registry hears `closed` when the
+ * socket closes: callers never report it.
+ */
+import type { Socket } from 'node:net';
+import type { Engine } from '../engine.ts';
+import { proxyHeaderFor } from '../proxy-out.ts';
+import type { Candidates, Jack, Operator, Request } from '../types.ts';
+import { tryJacks, type UpstreamFailure } from './attempts.ts';
+import { dial, type UpstreamHost } from './dial.ts';
+import { tlsOptions } from './tls-options.ts';
+
+export type { UpstreamFailure } from './attempts.ts';
+
+/** A connected upstream socket and the jack it was opened on. */
+export interface Upstream {
+  readonly socket: Socket;
+  readonly jack: Jack;
+  readonly attempts: number;
+}
+
+/**
+ * Picks and connects a backend for `request`, retrying per the cluster policy; `engine` gives
+ * the connect timeout and the upstream TLS contexts, `host` the registry.
+ */
+export async function openUpstream(
+  request: Request,
+  candidates: Candidates,
+  operator: Operator,
+  host: UpstreamHost,
+  engine: Pick<Engine, 'limits' | 'tls'>,
+): Promise<Upstream | UpstreamFailure> {
+  const { policy } = candidates;
+  const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
+  const connectTimeout = engine.limits.connectTimeout;
+  const opened = await tryJacks(request, candidates, operator, (jack, attempt) =>
+    dial(
+      jack.backend,
+      {
+        host,
+        cluster: candidates.cluster,
+        connectTimeout,
+        tls: tlsOptions(engine.tls.upstream, candidates, jack.backend.host, request.protocol),
+        proxyHeader,
+        allowHalfOpen: true,
+      },
+      attempt,
+    ),
+  );
+  if ('result' in opened) return opened;
+  return { socket: opened.value, jack: opened.jack, attempts: opened.attempts };
+}
