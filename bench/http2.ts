@@ -65,9 +65,9 @@ async function startBackend(): Promise<{ port: number; close(): void }> {
   };
   const h2 = createH2Server({ settings: { maxConcurrentStreams: 1000 } }, answer as never);
   const h1 = createHttpServer({ keepAliveTimeout: 60_000 }, answer as never);
-  const server = createNetServer((socket) =>
-    sniffPreface(socket, 10_000, (isH2) => (isH2 ? h2 : h1).emit('connection', socket)),
-  );
+  const server = createNetServer((socket) => {
+    sniffPreface(socket, (isH2) => (isH2 ? h2 : h1).emit('connection', socket));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { port: (server.address() as AddressInfo).port, close: () => server.close() };
 }

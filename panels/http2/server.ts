@@ -35,6 +35,7 @@ import type { AccessRecord } from '../../src/log.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
 import { statusOf } from '../../src/respond.ts';
 import type { DownResponse } from './errors.ts';
+import { HeadDeadlines } from './head-deadline.ts';
 import { sniffPreface } from './sniff.ts';
 import { handleStream, type StreamContext } from './stream.ts';
 import type { DownRequest } from './to-request.ts';
@@ -73,6 +74,10 @@ class Http2Panel implements BoundPanel {
   readonly #sessions = new Set<Http2Session>();
   readonly #h2: H2Pool;
   readonly #h1: H1Pool;
+  /** First-request deadlines (peekTimeout), and where each waiting connection is. */
+  readonly #deadlines = new HeadDeadlines((c) => this.#headExpired(c));
+  readonly #sniffing = new Map<Connection, () => void>();
+  readonly #h2Connections = new WeakSet<Connection>();
 
   constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
@@ -112,11 +117,43 @@ class Http2Panel implements BoundPanel {
       c.done();
       return;
     }
+    this.#deadlines.arm(c);
+    socket.once('close', () => {
+      this.#deadlines.arrived(c);
+      this.#sniffing.delete(c);
+    });
     if (c.listener.tls === 'terminate') {
-      ((socket as TLSSocket).alpnProtocol === 'h2' ? s.h2 : s.h1).emit('connection', socket);
+      this.#serve(c, s, (socket as TLSSocket).alpnProtocol === 'h2');
       return;
     }
-    sniffPreface(socket, c.remaining(), (isH2c) => (isH2c ? s.h2 : s.h1).emit('connection', socket));
+    this.#sniffing.set(
+      c,
+      sniffPreface(socket, (isH2c) => {
+        this.#sniffing.delete(c);
+        this.#serve(c, s, isH2c);
+      }),
+    );
+  }
+
+  /** Hands the connection to its listener's HTTP/2 or HTTP/1.1 server. */
+  #serve(c: Connection, s: Servers, h2: boolean): void {
+    if (h2) this.#h2Connections.add(c);
+    (h2 ? s.h2 : s.h1).emit('connection', c.socket);
+  }
+
+  /** No first request within peekTimeout: 408 on HTTP/1.1 (or while still sniffing), else a close. */
+  #headExpired(c: Connection): void {
+    if (c.socket.destroyed) return;
+    this.#sniffing.get(c)?.();
+    this.#sniffing.delete(c);
+    const reason = 'request: first request not complete within peekTimeout';
+    if (this.#h2Connections.has(c)) {
+      c.socket.destroy();
+      this.#refuseHead(c.listener, c.socket, 'peek_timeout', reason, 'h2c', 0);
+    } else {
+      answer(c.socket, 'peek_timeout', 'http1');
+      this.#refuseHead(c.listener, c.socket, 'peek_timeout', reason, 'http1', statusOf('peek_timeout'));
+    }
   }
 
   /** The HTTP/2 (and HTTP/1.1) servers of one listener config, wired to handleStream. */
@@ -124,7 +161,10 @@ class Http2Panel implements BoundPanel {
     let s = this.#servers.get(l);
     if (s !== undefined) return s;
     const ctx: StreamContext = { runtime: this.#runtime, listener: l, h2: this.#h2, h1: this.#h1 };
-    const onRequest = (req: DownRequest, res: DownResponse) => handleStream(req, res, ctx);
+    const onRequest = (req: DownRequest, res: DownResponse) => {
+      this.#deadlines.arrived(connectionOf(req.socket));
+      handleStream(req, res, ctx);
+    };
     const { idleTimeout, maxHeaderBytes, maxConcurrentStreams } = engine.limits;
     const h2 = createH2Server({ settings: { maxConcurrentStreams, maxHeaderListSize: maxHeaderBytes } });
     h2.on('request', onRequest);
@@ -168,18 +208,25 @@ class Http2Panel implements BoundPanel {
     }
     const known = CLIENT_ERRORS[err.code ?? ''];
     const result = known?.result ?? 'bad_request';
+    this.#deadlines.arrived(connectionOf(socket));
     answer(socket, result, 'http1');
+    const reason = known?.reason ?? `request: ${err.message.toLowerCase()}`;
+    this.#refuseHead(l, socket, result, reason, 'http1', statusOf(result));
+  }
+
+  /** The access line of a connection refused before any request was routed. */
+  #refuseHead(l: ListenerConfig, socket: Socket, result: ResultCode, reason: string, protocol: string, status: number) {
     const record: AccessRecord = {
       listener: l.name,
       client: clientAddress(socket),
-      protocol: 'http1',
+      protocol,
       bytesIn: socket.bytesRead,
       bytesOut: socket.bytesWritten,
       durationMs: 0,
       result,
-      status: statusOf(result),
-      reason: known?.reason ?? `request: ${err.message.toLowerCase()}`,
+      reason,
     };
+    if (status > 0) record.status = status;
     this.#runtime.accessLog(record);
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
   }
@@ -211,6 +258,7 @@ class Http2Panel implements BoundPanel {
   }
 
   destroy(): void {
+    this.#deadlines.clear();
     this.#pipeline.destroy();
     for (const s of this.#sessions) s.destroy();
     this.#h2.destroy();

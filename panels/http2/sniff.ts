@@ -6,15 +6,18 @@
  *    all of it (h2c); `PRI` alone is also a valid HTTP/1 method, so a prefix decides nothing.
  * 2. Put the bytes back (`unshift`) and hand the socket to the HTTP/2 or the HTTP/1 server as
  *    if it had just been accepted there; both read the unshifted bytes first.
- * 3. A client that sends nothing within `peekTimeout` is closed.
+ * 3. The deadline is the panel's (head-deadline.ts): the first request, sniffing included, must
+ *    arrive within what is left of `peekTimeout`; `sniffPreface` returns how to stop sniffing.
  */
 import type { Socket } from 'node:net';
 import { looksLikeH2c } from '../../src/peek/h2c.ts';
 
-/** Calls `decide(isH2c)` once the first bytes of `socket` tell; the bytes stay readable. */
-export function sniffPreface(socket: Socket, peekTimeout: number, decide: (h2c: boolean) => void): void {
+/**
+ * Calls `decide(isH2c)` once the first bytes of `socket` tell; the bytes stay readable.
+ * Returns the function that stops sniffing (the deadline passed).
+ */
+export function sniffPreface(socket: Socket, decide: (h2c: boolean) => void): () => void {
   const chunks: Buffer[] = [];
-  const timer = setTimeout(() => socket.destroy(), peekTimeout);
   const onReadable = () => {
     for (let c = socket.read() as Buffer | null; c !== null; c = socket.read() as Buffer | null) chunks.push(c);
     const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
@@ -31,7 +34,6 @@ export function sniffPreface(socket: Socket, peekTimeout: number, decide: (h2c: 
     socket.destroy();
   };
   const stop = () => {
-    clearTimeout(timer);
     socket.removeListener('readable', onReadable);
     socket.removeListener('end', onEnd);
     socket.removeListener('close', stop);
@@ -39,4 +41,5 @@ export function sniffPreface(socket: Socket, peekTimeout: number, decide: (h2c: 
   socket.on('readable', onReadable);
   socket.once('end', onEnd);
   socket.once('close', stop);
+  return stop;
 }
