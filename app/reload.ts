@@ -18,10 +18,12 @@
 
 import { channels } from '../src/diagnostics.ts';
 import { type FileWatcher, watchFiles } from '../src/file-watch.ts';
-import { isReconfigurable } from '../src/panel.ts';
+import { followsEngine, isReconfigurable } from '../src/panel.ts';
 import type { Panel } from '../src/types.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import type { Runtime } from './runtime.ts';
+
+const noop = () => {};
 
 /** What a reload did. */
 export interface ReloadResult {
@@ -108,10 +110,13 @@ export class Reloader {
         throw new Error(`panel: changing the panel's options needs a restart`);
       }
       const panel = this.#panel;
-      const engine = await runtime.reload(
-        loaded,
-        isReconfigurable(panel) ? () => panel.reconfigure(loaded.config.listeners) : undefined,
-      );
+      const engine = await runtime.reload(loaded, async (next) => {
+        // New or moved listeners are bound first; engines running elsewhere (worker threads)
+        // then build and bind theirs. Either failing aborts the reload before the swap.
+        const commit = isReconfigurable(panel) ? await panel.reconfigure(loaded.config.listeners) : noop;
+        if (followsEngine(panel)) await panel.prepareEngine(next);
+        return commit;
+      });
       return this.#report({ ok: true, changed: true, version: engine.version, errors: [], trigger });
     } catch (e) {
       return this.#report({ ok: false, changed: false, version: current.version, errors: errorLines(e), trigger });

@@ -6,7 +6,6 @@
  *
  *   LoadedConfig ──create──► book, operator ──start──► Engine ──swap──► runtime.engine
  */
-import { createHash } from 'node:crypto';
 import type { BackendRegistry } from '../src/backend-registry.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
 import { DrainSet } from '../src/drain.ts';
@@ -22,12 +21,13 @@ import {
   type Logger,
   type ReopenableAccessLog,
 } from '../src/log.ts';
-import { checkNofile, nofileLimit } from '../src/nofile.ts';
+import { checkNofile } from '../src/nofile.ts';
 import { isRegistryProvider } from '../src/panel.ts';
 import type { PluginContext } from '../src/plugin.ts';
 import { defaultRandom, type Random } from '../src/random.ts';
-import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
 import { type AddressBook, isBackendLister } from '../src/types.ts';
+import { buildEngine, closeEngine } from './engine-build.ts';
+import { ExhaustionLog } from './exhaustion-log.ts';
 
 export interface RuntimeOptions {
   readonly logger?: Logger;
@@ -39,40 +39,6 @@ export interface RuntimeOptions {
   /** Listeners bind with SO_REUSEPORT (worker threads). */
   readonly reusePort?: boolean;
 }
-
-/** Builds and starts an engine; on failure, closes what was started (reverse order). */
-export async function buildEngine(loaded: LoadedConfig, context: PluginContext): Promise<Engine> {
-  // Certificates first: a bad file is a config error before anything has started.
-  const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
-  const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
-  const operator = loaded.operator.factory.create(loaded.operator.options, context);
-  await book.start();
-  try {
-    checkUpstreamTls(tls, book, loaded.file);
-    await operator.start?.();
-  } catch (e) {
-    await book.close();
-    throw e;
-  }
-  const hash = createHash('sha256').update(loaded.text).digest('hex').slice(0, 12);
-  return Object.freeze({
-    loaded,
-    limits: loaded.config.limits,
-    book,
-    operator,
-    version: `${hash}@${new Date().toISOString()}`,
-    tls,
-  });
-}
-
-/** Stops an engine's plugins (operator first, then the book: reverse of start). */
-export async function closeEngine(engine: Engine): Promise<void> {
-  await engine.operator.close?.();
-  await engine.book.close();
-}
-
-/** Minimum time between two "descriptors exhausted" log lines. */
-const EXHAUSTED_LOG_MS = 10_000;
 
 export type { Engine } from '../src/engine.ts';
 
@@ -88,13 +54,8 @@ export class Runtime implements PanelRuntime {
   admission: Admission = new LocalAdmission();
   /** Listeners bind with SO_REUSEPORT (worker threads). */
   reusePort = false;
-  /**
-   * Hook for panels that run engines elsewhere (the worker panel's threads): readies a built
-   * engine before it is swapped in; a throw aborts the reload. The returned step runs after the swap.
-   */
-  prepare: ((engine: Engine) => Promise<(() => void) | undefined>) | undefined;
-  /** Called after the current engine's book swapped its snapshot (the worker panel pushes it on). */
-  readonly snapshotListeners = new Set<(book: AddressBook) => void>();
+  /** Called after the current engine's book swapped its snapshot (`onSnapshot`). */
+  readonly #snapshotListeners = new Set<(book: AddressBook) => void>();
   #accessLog: ReopenableAccessLog;
   readonly #injectedAccessLog: boolean;
   /** An injected logger (tests) keeps its level across reloads. */
@@ -102,8 +63,7 @@ export class Runtime implements PanelRuntime {
   /** Connections still running on each retired engine; the engine closes when its count reaches 0. */
   readonly #holds = new Map<Engine, number>();
   readonly #retired = new Set<Engine>();
-  #lastExhaustedLog = 0;
-  #exhaustedSince = 0;
+  readonly #exhausted: ExhaustionLog;
 
   private constructor(
     engine: Engine,
@@ -118,6 +78,7 @@ export class Runtime implements PanelRuntime {
     this.registry = registry;
     this.health = health;
     this.logger = logger;
+    this.#exhausted = new ExhaustionLog(logger);
     this.#accessLog = accessLog;
     this.#injectedAccessLog = injected;
     this.random = random;
@@ -164,15 +125,7 @@ export class Runtime implements PanelRuntime {
 
   /** Counts one connect that failed for lack of descriptors; logs at most once per 10 s. */
   noteExhausted(): void {
-    this.#exhaustedSince++;
-    const now = Date.now();
-    if (now - this.#lastExhaustedLog < EXHAUSTED_LOG_MS) return;
-    this.#lastExhaustedLog = now;
-    this.logger.error(
-      { failedConnects: this.#exhaustedSince, nofile: nofileLimit() },
-      'out of file descriptors: upstream connects are failing (EMFILE/ENFILE); new accepts are being shed',
-    );
-    this.#exhaustedSince = 0;
+    this.#exhausted.note();
   }
 
   /**
@@ -193,7 +146,13 @@ export class Runtime implements PanelRuntime {
         })),
       );
     }
-    for (const l of this.snapshotListeners) l(book);
+    for (const l of this.#snapshotListeners) l(book);
+  }
+
+  /** Calls `listener` after every snapshot swap of the current book; returns the unsubscribe. */
+  onSnapshot(listener: (book: AddressBook) => void): () => void {
+    this.#snapshotListeners.add(listener);
+    return () => this.#snapshotListeners.delete(listener);
   }
 
   /** The engine new connections use. */
@@ -264,17 +223,14 @@ export class Runtime implements PanelRuntime {
     checkNofile(loaded.file, loaded.config.limits.maxConnections);
     const engine = await buildEngine(loaded, this.context(loaded));
     let commit: (() => void) | undefined;
-    let prepared: (() => void) | undefined;
     try {
       commit = await beforeSwap?.(engine);
-      prepared = await this.prepare?.(engine);
     } catch (e) {
       await closeEngine(engine).catch(() => {});
       throw e;
     }
     const old = this.swap(engine);
     commit?.();
-    prepared?.();
     this.#applyLog(old.loaded, loaded);
     this.retire(old);
     return engine;

@@ -12,12 +12,14 @@
  */
 
 import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
-import type { BoundPanel } from '../src/panel.ts';
+import { type BoundPanel, followsEngine } from '../src/panel.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { Metrics } from './metrics.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
 import { Runtime, type RuntimeOptions } from './runtime.ts';
+
+const noop = () => {};
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
 export interface Router {
@@ -65,6 +67,8 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
     await runtime.close();
     throw e;
   }
+  // Engines running elsewhere (worker threads) get every snapshot the main book swaps in.
+  const unfollow = followsEngine(panel) ? runtime.onSnapshot((book) => panel.snapshotChanged(book)) : noop;
   const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   let ready = true;
   let admin: AdminServer | undefined;
@@ -101,6 +105,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
     async close() {
       ready = false;
       reloader.close();
+      unfollow();
       await panel.close();
       await admin?.close();
       metrics?.close();

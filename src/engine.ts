@@ -53,11 +53,4 @@ export interface PanelRuntime {
   release(engine: Engine): void;
   /** Counts one connect that failed for lack of descriptors (rate-limited log line). */
   noteExhausted(): void;
-  /**
-   * Hook for panels that run engines elsewhere (the worker panel's threads): readies a built
-   * engine before it is swapped in; a throw aborts the reload. The returned step runs after the swap.
-   */
-  prepare: ((engine: Engine) => Promise<(() => void) | undefined>) | undefined;
-  /** Called after the current engine's book swapped its snapshot (the worker panel pushes it on). */
-  readonly snapshotListeners: Set<(book: AddressBook) => void>;
 }

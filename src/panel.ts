@@ -6,13 +6,14 @@
  * guards below (STYLE §3), never casts:
  *
  *   factory: PanelValidator (refuses what it cannot honour), RegistryProvider (shared state)
- *   panel:   ReconfigurablePanel (listeners follow reloads), ListenerCounts (metrics)
+ *   panel:   ReconfigurablePanel (listeners follow reloads), ListenerCounts (metrics),
+ *            EngineFollower (engines run elsewhere, e.g. worker threads, follow the main one)
  */
 import type { z } from 'zod';
 import type { BackendRegistry } from './backend-registry.ts';
 import type { Config, ListenerConfig } from './config/schema.ts';
-import type { PanelRuntime } from './engine.ts';
-import type { Panel } from './types.ts';
+import type { Engine, PanelRuntime } from './engine.ts';
+import type { AddressBook, Panel } from './types.ts';
 
 /** A panel that can report its bound addresses (port 0 resolved), for tests and logs. */
 export interface BoundPanel extends Panel {
@@ -69,6 +70,21 @@ export interface ListenerCounts {
 
 export function countsListeners(p: Panel): p is Panel & ListenerCounts {
   return typeof (p as Partial<ListenerCounts>).connectionsByListener === 'function';
+}
+
+/**
+ * Optional panel capability: the panel runs copies of the engine elsewhere (the worker panel's
+ * threads) and the composition layer keeps them in step with the main thread's engine.
+ */
+export interface EngineFollower {
+  /** A built engine is about to be swapped in: ready it everywhere; a throw aborts the reload. */
+  prepareEngine(engine: Engine): Promise<void>;
+  /** The current engine's address book swapped its snapshot. */
+  snapshotChanged(book: AddressBook): void;
+}
+
+export function followsEngine(p: Panel): p is Panel & EngineFollower {
+  return typeof (p as Partial<EngineFollower>).prepareEngine === 'function';
 }
 
 /** A panel name with its validated options, as config load resolves it. */

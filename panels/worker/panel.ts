@@ -10,6 +10,7 @@ import { SharedAdmission } from '../../src/listener/shared-admission.ts';
 import {
   type AnyPanelFactory,
   type BoundPanel,
+  type EngineFollower,
   isPanelValidator,
   type PanelFactory,
   type PanelValidator,
@@ -40,7 +41,7 @@ export function bookSpecOf(engine: Engine): BookSpec {
   return { kind: 'module', name, options: engine.loaded.addressBook.options };
 }
 
-class WorkerPanel implements BoundPanel {
+class WorkerPanel implements BoundPanel, EngineFollower {
   readonly #entry: URL;
   readonly #runtime: PanelRuntime;
   readonly #threads: number;
@@ -89,8 +90,6 @@ class WorkerPanel implements BoundPanel {
       this.destroy();
       throw new SwitchboardError('SWB_ERR_CONFIG', `panel: worker: ${(e as Error).message}`, { cause: e });
     }
-    this.#runtime.prepare = (engine) => this.#prepare(engine);
-    this.#runtime.snapshotListeners.add(this.#onSnapshot);
     this.#runtime.logger.info({ threads: this.#threads, engine: this.#engine }, 'worker threads ready');
   }
 
@@ -143,8 +142,6 @@ class WorkerPanel implements BoundPanel {
     this.#closing = true;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
-    this.#runtime.prepare = undefined;
-    this.#runtime.snapshotListeners.delete(this.#onSnapshot);
   }
 
   #live(): WorkerThread[] {
@@ -215,7 +212,8 @@ class WorkerPanel implements BoundPanel {
    * listeners (prepare → ack); if any fails all abort and the reload fails; otherwise all commit
    * and ack, so a reload reported done is served by every worker.
    */
-  async #prepare(engine: Engine): Promise<undefined> {
+  async prepareEngine(engine: Engine): Promise<void> {
+    if (this.#closing) throw new SwitchboardError('SWB_ERR_CONFIG', 'panel: worker: reload: the panel is closing');
     this.#checkNewPorts(engine);
     if (isBackendLister(engine.book)) this.#registry!.reserve(engine.book.listBackends());
     const spec = this.#specOf(engine);
@@ -234,7 +232,6 @@ class WorkerPanel implements BoundPanel {
       if (r.status === 'rejected')
         this.#runtime.logger.warn({ err: (r.reason as Error).message }, 'worker commit lost');
     }
-    return undefined;
   }
 
   /** Port 0 is resolved once, at start: a listener added by a reload needs a real port. */
@@ -250,9 +247,9 @@ class WorkerPanel implements BoundPanel {
   }
 
   /** The current book swapped its snapshot: push it, with the slot map, to every worker. */
-  readonly #onSnapshot = (book: AddressBook): void => {
+  snapshotChanged(book: AddressBook): void {
     const engine = this.#runtime.engine;
-    if (book !== engine.book || this.#spec === undefined) return;
+    if (this.#closing || book !== engine.book || this.#spec === undefined) return;
     const spec = bookSpecOf(engine);
     if (spec.kind === 'module') return;
     const slots = this.#registry!.slots();
@@ -263,7 +260,7 @@ class WorkerPanel implements BoundPanel {
         this.#runtime.logger.warn({ worker: w.index, err: (e as Error).message }, 'snapshot not acknowledged'),
       );
     }
-  };
+  }
 }
 
 /**
