@@ -72,7 +72,11 @@ export interface BackendRegistry {
   /** Subscribes `observer`; returns the function that unsubscribes it. */
   observe(observer: RegistryObserver): () => void;
   /** A connect to `id` succeeded after `latencyMs`; the connection counts as active. Resets failures (of `cluster`, or all). */
-  connected(id: string, latencyMs: number, cluster?: string): void;
+  /**
+   * `success: false` when the cluster judges its backends by response status (`outlierStatus`):
+   * then a connect alone does not break a streak of failed responses.
+   */
+  connected(id: string, latencyMs: number, cluster?: string, success?: boolean): void;
   /** A connect to `id` failed (refused, reset or timed out) for a request of `cluster` (absent: every cluster). */
   connectFailed(id: string, cluster?: string): void;
   /** A response matched the cluster's `outlierStatus`: counts like a failed connect. */

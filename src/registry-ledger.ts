@@ -253,10 +253,12 @@ export abstract class Ledger implements BackendRegistry {
     };
   }
 
-  connected(id: string, latencyMs: number, cluster = ''): void {
+  connected(id: string, latencyMs: number, cluster = '', success = true): void {
     const e = this.entry(id);
     e.counters.connect(latencyMs);
-    if (cluster !== '') this.healthOf(e, cluster).succeed();
+    if (!success) {
+      if (cluster !== '') this.healthOf(e, cluster);
+    } else if (cluster !== '') this.healthOf(e, cluster).succeed();
     else for (const h of e.health.values()) h.succeed();
     if (this.#observers.length === 0) return;
     const s = e.view(cluster);

@@ -56,6 +56,7 @@ export function openExchange(
     const plan: DialPlan = {
       host: pools.runtime,
       cluster: candidates.cluster,
+      judgedByResponse: (policy.outlierStatus ?? '') !== '',
       connectTimeout,
       tls,
       proxyHeader,

@@ -23,6 +23,7 @@ import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import { connectionOf } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
+import { outlierStatusFor } from '../../src/outlier.ts';
 import { clientAddress } from '../net/client-address.ts';
 import {
   abortResponse,
@@ -133,7 +134,17 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
         log('client_closed', undefined, 'client went away while connecting');
         return;
       }
-      forward(req, res, opened.value, record, grpc, log);
+      // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
+      const outlier = outlierStatusFor(candidates.policy.outlierStatus);
+      const { id } = opened.jack.backend;
+      const judge =
+        outlier === undefined
+          ? undefined
+          : (status: number) => {
+              if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
+              else runtime.registry.responseSucceeded(id, candidates.cluster);
+            };
+      forward(req, res, opened.value, record, grpc, log, judge);
     },
     (err: unknown) => {
       runtime.logger.error({ err }, 'http2 stream failed');
@@ -151,6 +162,7 @@ function forward(
   record: AccessRecord,
   grpc: boolean,
   log: (result: string, status?: number, reason?: string) => void,
+  judge: ((status: number) => void) | undefined,
 ): void {
   let done = false;
   let status = 0;
@@ -181,6 +193,7 @@ function forward(
     response(up: UpstreamResponse) {
       if (done) return;
       status = up.status;
+      judge?.(status);
       try {
         if (up.endStream && 'stream' in res) {
           // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).

@@ -286,7 +286,7 @@ class PerRequestDriver implements LinkOwner {
     }
     this.#state = 'connecting';
     const { engine } = s;
-    openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine).then(
+    openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true).then(
       (up) => this.#connected(up, request, candidates, view, consumed),
       (err: unknown) => {
         s.runtime.logger.error({ err }, 'per-request connect failed');

@@ -27,6 +27,12 @@ export interface DialPlan {
   readonly host: UpstreamHost;
   /** The cluster the request was routed to: health is judged per (cluster, backend). */
   readonly cluster: string;
+  /**
+   * True when the cluster has an `outlierStatus` and the panel reports every response: then
+   * responses, not connects, end a failure streak (a backend answering 503 on every new
+   * connection would otherwise never reach its failNum).
+   */
+  readonly judgedByResponse?: boolean;
   readonly connectTimeout: number;
   /** Upstream TLS (cluster `tls:`, or an `h2` upstream); undefined = plain TCP. */
   readonly tls: UpstreamTlsOptions | undefined;
@@ -79,7 +85,7 @@ export async function dial(backend: Backend, plan: DialPlan, attempt: number): P
     throw e;
   }
   const latencyMs = performance.now() - started;
-  registry.connected(backend.id, latencyMs, plan.cluster);
+  registry.connected(backend.id, latencyMs, plan.cluster, !plan.judgedByResponse);
   socket.once('close', () => registry.closed(backend.id));
   if (channels.upstreamConnect.hasSubscribers) {
     channels.upstreamConnect.publish({ backend, attempt, ok: true, latencyMs });

@@ -26,7 +26,9 @@ export interface Upstream {
 
 /**
  * Picks and connects a backend for `request`, retrying per the cluster policy; `engine` gives
- * the connect timeout and the upstream TLS contexts, `host` the registry.
+ * the connect timeout and the upstream TLS contexts, `host` the registry. `framesResponses`:
+ * the caller reports every response status (per-request routing), so a cluster's
+ * `outlierStatus` judges the backend by responses rather than by connects.
  */
 export async function openUpstream(
   request: Request,
@@ -34,6 +36,7 @@ export async function openUpstream(
   operator: Operator,
   host: UpstreamHost,
   engine: Pick<Engine, 'limits' | 'tls'>,
+  framesResponses = false,
 ): Promise<Upstream | UpstreamFailure> {
   const { policy } = candidates;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
@@ -44,6 +47,7 @@ export async function openUpstream(
       {
         host,
         cluster: candidates.cluster,
+        judgedByResponse: framesResponses && (policy.outlierStatus ?? '') !== '',
         connectTimeout,
         tls: tlsOptions(engine.tls.upstream, candidates, jack.backend.host, request.protocol),
         proxyHeader,

@@ -608,6 +608,37 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'outlierStatus: a backend answering 5xx is taken out by passive health (requests reach the good one)',
+    spec: 'BFE OutlierDetectionHttpCode; README cluster outlierStatus',
+    async run(p) {
+      const good = await startHttpBackend('good');
+      const bad = await startHttpBackend('bad', (_req, res) => {
+        res.statusCode = 503;
+        res.end('unavailable');
+      });
+      try {
+        const c = cluster([good.address, bad.address], {
+          outlierStatus: '5xx',
+          // The probe asks for 200, so the bad backend stays out once passive health took it out.
+          healthCheck: { type: 'http', path: '/', statusCode: 200, failNum: 2, interval: '100ms', timeout: '200ms' },
+        });
+        await withRouter(p, { operator: 'round-robin', addressBook: book(c) }, async (r) => {
+          await eventually(
+            async () => {
+              for (let i = 0; i < 6; i++) if (statusOf(await rawRequest(r.port(), get())) !== 200) return false;
+              return true;
+            },
+            6_000,
+            'the 5xx backend taken out',
+          );
+          expect(r.access.some((a) => a.backend === bad.address && a.status === 503)).toBe(true);
+        });
+      } finally {
+        await closeAll(good, bad);
+      }
+    },
+  },
+  {
     name: 'reload adding a listener: the new listener serves, the old one still does',
     spec: 'README reload: listeners follow reloads',
     async run(p) {
