@@ -1,7 +1,7 @@
 /**
  * One stream through the `http2` panel: route it, open an exchange, forward both ways.
  *
- *   client stream ──► routeView ──► findAddresses ──► findJack + open (retry on ConnectError)
+ *   client stream ──► routeView ──► decideRoute ────► findJack + open (retry on ConnectError)
  *        ▲                                                     │
  *        └──── head, body, trailers ◄── exchange ◄─────────────┘ body, trailers ──►
  *
@@ -24,6 +24,7 @@ import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import { connectionOf } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { outlierStatusFor } from '../../src/outlier.ts';
+import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { clientAddress } from '../net/client-address.ts';
 import {
   abortResponse,
@@ -103,14 +104,12 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
   if (request.path !== undefined) record.path = request.path;
   if (request.method !== undefined) record.method = request.method;
 
-  const candidates = engine.book.findAddresses(request);
-  if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates });
-  if (candidates === undefined) {
-    refuse('no_route');
+  // The decision every panel makes (src/route.ts); CONNECT was refused by routeView already.
+  const candidates = decideRoute(engine, ctx.listener, request, record);
+  if (isRouteRefused(candidates)) {
+    refuse(candidates.refused, candidates.reason);
     return;
   }
-  record.product = candidates.product;
-  record.cluster = candidates.cluster;
 
   // Pause until an exchange exists, so nothing of the body is read (or lost) before then.
   req.pause();

@@ -4,7 +4,8 @@
  *
  *   listener pipeline (src/listener/: caps, PROXY header, TLS termination)
  *          → peek (TLS hello | h2c HEADERS | HTTP/1 head, within what is left of peekTimeout)
- *          → Request → findAddresses → openUpstream (findJack + connect, retries, PROXY out, TLS)
+ *          → Request → decideRoute (src/route.ts: CONNECT check, findAddresses)
+ *          → openUpstream (findJack + connect, retries, PROXY out, TLS)
  *          → peeked bytes → splice
  *
  * Every exit writes one access-log line with a result code. Nothing is written to a backend
@@ -24,6 +25,7 @@ import { H2_ERROR } from '../../src/peek/h2c.ts';
 import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
 import { requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
+import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstream } from '../../src/upstream/index.ts';
@@ -130,18 +132,12 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
     return;
   }
 
-  if (peeked.kind === 'http1' && peeked.head.method === 'CONNECT' && !listener.allowConnect) {
-    refuse('method_not_allowed', 'http1', `CONNECT is not allowed on listener ${listener.name}`);
+  // CONNECT check, findAddresses, no_route (src/route.ts): the same decision as per-request.
+  const candidates = decideRoute(engine, listener, request, record, socket);
+  if (isRouteRefused(candidates)) {
+    refuse(candidates.refused, peeked.kind, candidates.reason);
     return;
   }
-  const candidates = engine.book.findAddresses(request);
-  if (channels.routeDecided.hasSubscribers) channels.routeDecided.publish({ request, candidates, socket });
-  if (candidates === undefined) {
-    refuse('no_route', peeked.kind);
-    return;
-  }
-  record.product = candidates.product;
-  record.cluster = candidates.cluster;
 
   // The upstream pipeline (src/upstream/): retries, TLS, the outbound PROXY header, accounting.
   const up = await openUpstream(request, candidates, engine.operator, runtime, engine);

@@ -1,0 +1,118 @@
+/**
+ * How a per-request connection (per-request.ts) ends, and its one connection-level result:
+ *
+ *   refuse / bodyError ─► answer: the router's response (Connection: close), then a linger
+ *   close ─► end the client after what was written       (a response ended the connection, drain)
+ *   abort ─► destroy the client now                        (client error, idle timeout, a cut response)
+ *        all three: stop ─► state `closing`, links and pool destroyed, first non-ok result kept
+ *   client 'close' ─► finish: the connection's access line (or its end, with per-request lines)
+ *
+ * 1. The router answers only when nothing is in flight, so an answer never interleaves with a
+ *    forwarded response (a body error after part of a response went out cuts instead).
+ * 2. The client's own listeners end the exchange in flight with client_error, idle_timeout or
+ *    client_closed before the connection ends.
+ */
+import { endWithLinger } from '../../src/answer.ts';
+import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
+import { errorResponse, statusOf } from '../../src/respond.ts';
+import { Exchange } from './exchange.ts';
+import type { PerRequestDriver } from './per-request.ts';
+import { setLink } from './per-request-route.ts';
+
+/** Graceful shutdown: between requests close now; otherwise after the current response. */
+export function drain(d: PerRequestDriver): void {
+  d.draining = true;
+  if (d.begun && d.state === 'head' && d.exchange === undefined && d.pending === undefined) close(d, 'ok');
+}
+
+/** A request the router answers itself: sent once nothing is in flight (always so here). */
+export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): void {
+  const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, d.s.requestLog);
+  d.exchange = undefined;
+  ex.finish(code, statusOf(code), reason);
+  answer(d, code);
+}
+
+/** A request body the framing tracker cannot follow: 400 if nothing went out yet, else cut. */
+export function bodyError(d: PerRequestDriver, reason: string): void {
+  const ex = d.exchange!;
+  const link = d.link;
+  d.exchange = undefined;
+  ex.finish('bad_request', 400, reason);
+  setLink(d, undefined);
+  link?.destroy();
+  if ((link?.bytesOut ?? 0) === 0 && !ex.responseDone) answer(d, 'bad_request');
+  else abort(d, 'bad_request');
+}
+
+/** Writes the router's answer for `code` (Connection: close) and closes after a linger. */
+function answer(d: PerRequestDriver, code: ResultCode): void {
+  stop(d, code);
+  const c = d.client;
+  const bytes = errorResponse(code);
+  if (bytes === undefined || c.destroyed) {
+    c.destroy();
+    return;
+  }
+  c.removeListener('data', d.onData);
+  d.linger = endWithLinger(c, bytes);
+}
+
+/** Ends the client gracefully after what was written (its idle timeout still applies). */
+export function close(d: PerRequestDriver, result: string): void {
+  if (d.state === 'closing') return;
+  stop(d, result);
+  d.client.removeListener('data', d.onData);
+  d.client.end();
+  d.client.resume();
+}
+
+/** Closes everything now. */
+export function abort(d: PerRequestDriver, result: string): void {
+  stop(d, result);
+  d.client.destroy();
+}
+
+function stop(d: PerRequestDriver, result: string): void {
+  d.state = 'closing';
+  d.pending = undefined;
+  if (d.result === 'ok') d.result = result;
+  const link = d.link;
+  setLink(d, undefined);
+  link?.destroy();
+  d.pool.destroyAll();
+}
+
+/** The client's 'error' listener. */
+export function onError(d: PerRequestDriver): void {
+  if (d.state === 'tunnel') return;
+  d.exchange?.finish('client_error');
+  d.exchange = undefined;
+  abort(d, 'client_error');
+}
+
+/** The client's 'timeout' listener (idleTimeout). */
+export function onTimeout(d: PerRequestDriver): void {
+  d.exchange?.finish('idle_timeout');
+  d.exchange = undefined;
+  abort(d, 'idle_timeout');
+}
+
+/** The client's 'close' listener: the end of the connection, unless a tunnel owns it. */
+export function onClose(d: PerRequestDriver): void {
+  if (d.state === 'tunnel') return;
+  if (d.exchange !== undefined) {
+    d.exchange.finish('client_closed');
+    d.exchange = undefined;
+    stop(d, 'client_closed');
+  } else stop(d, 'ok');
+  finish(d);
+}
+
+/** The connection's result, once: its access line (connection lines) or its end. */
+export function finish(d: PerRequestDriver): void {
+  d.undrain();
+  if (d.linger !== undefined) clearTimeout(d.linger);
+  const result = d.result;
+  d.s.finish(result, result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined);
+}

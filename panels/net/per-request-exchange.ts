@@ -1,0 +1,109 @@
+/**
+ * The life of an exchange on a per-request connection (per-request.ts) after it was routed, and
+ * what its link reports (the LinkOwner side of upstream-link.ts):
+ *
+ *   request forwarded (requestSent) ─┐
+ *                                    ├─► complete: access line, link kept or released ─► next head │ close
+ *   response forwarded (responseDone)┘
+ *
+ *   101 / CONNECT 2xx (tunnel) ─► splice the client and the link (src/splice.ts) until either ends
+ *   link failed (broken) ─► the exchange ends with why; the client is closed, or cut when part of
+ *                           the response already went out
+ *
+ * Events from a link that is no longer the current one (pooled, replaced) only remove it.
+ */
+import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
+import { splice } from '../../src/splice.ts';
+import type { PerRequestDriver } from './per-request.ts';
+import { resumeParsing } from './per-request-client.ts';
+import { abort, close, finish } from './per-request-end.ts';
+import { setLink } from './per-request-route.ts';
+import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
+
+/** The request's last byte was written upstream. */
+export function requestSent(d: PerRequestDriver): void {
+  const ex = d.exchange!;
+  ex.requestDone = true;
+  d.body = undefined;
+  if (ex.responseDone) complete(d);
+  else d.state = 'wait';
+}
+
+/** Both halves are forwarded: log, release a link the backend will close, go on or close. */
+function complete(d: PerRequestDriver): void {
+  const ex = d.exchange!;
+  const link = d.link;
+  d.exchange = undefined;
+  ex.record.bytesOut = link?.bytesOut ?? 0;
+  ex.finish('ok');
+  if (link !== undefined && !link.reusable) {
+    setLink(d, undefined);
+    link.socket.end();
+  }
+  if (ex.clientClose || link?.endsConnection === true || d.draining) close(d, 'ok');
+  else d.state = 'head';
+}
+
+export function responseHead(d: PerRequestDriver, link: UpstreamLink, head: Http1ResponseHead): void {
+  if (link !== d.link || d.exchange === undefined) return;
+  if (head.status >= 200 || head.status === 101) d.exchange.record.status = head.status;
+}
+
+export function responseDone(d: PerRequestDriver, link: UpstreamLink): void {
+  const ex = d.exchange;
+  if (link !== d.link || ex === undefined) return;
+  ex.responseDone = true;
+  if (ex.requestDone) {
+    complete(d);
+    if (d.state === 'head') resumeParsing(d);
+  } else if (!link.reusable) {
+    // The backend answered early and will close: the rest of the request has nowhere to go.
+    d.exchange = undefined;
+    ex.record.bytesOut = link.bytesOut;
+    ex.finish('ok');
+    close(d, 'ok');
+  }
+}
+
+export function tunnel(d: PerRequestDriver, link: UpstreamLink): void {
+  const ex = d.exchange;
+  if (link !== d.link || ex === undefined) return;
+  d.state = 'tunnel';
+  const c = d.client;
+  c.removeListener('data', d.onData);
+  c.removeListener('end', d.onEnd);
+  c.removeListener('timeout', d.onTimeout);
+  c.setTimeout(0);
+  setLink(d, undefined);
+  d.pool.destroyAll();
+  const pending = d.pending;
+  d.pending = undefined;
+  const read = c.bytesRead;
+  const written = c.bytesWritten;
+  splice(c, link.socket, pending, d.s.engine.limits.idleTimeout, (end) => {
+    ex.record.bytesIn += c.bytesRead - read + (pending?.length ?? 0);
+    ex.record.bytesOut = link.bytesOut + c.bytesWritten - written;
+    ex.finish(end);
+    d.result = end;
+    finish(d);
+  });
+}
+
+export function broken(d: PerRequestDriver, link: UpstreamLink, why: LinkBreak, reason: string): void {
+  d.pool.forget(link);
+  if (link !== d.link || d.state === 'closing' || d.state === 'tunnel') return;
+  setLink(d, undefined);
+  const ex = d.exchange;
+  if (ex === undefined) return;
+  d.exchange = undefined;
+  ex.record.bytesOut = link.bytesOut;
+  ex.finish(why, undefined, reason);
+  // Nothing of the response went out: a clean close. Part of it did: cut it, so it shows.
+  if (link.bytesOut === 0) close(d, why);
+  else abort(d, why);
+}
+
+export function closed(d: PerRequestDriver, link: UpstreamLink): void {
+  d.pool.forget(link);
+  if (link === d.link) setLink(d, undefined);
+}

@@ -1,0 +1,152 @@
+/**
+ * Routing one head of a per-request connection (per-request.ts) and binding it to a link:
+ *
+ *   head ─► Request ─► Exchange ─► body bytes in hand framed ─► decideRoute (src/route.ts)
+ *        ─► findJack (first attempt) ─► current link │ pooled link │ openUpstream ─► connected
+ *
+ * 1. Everything that can refuse the request (its Request, the body bytes in hand, CONNECT,
+ *    no route, the operator) is decided before a byte goes upstream.
+ * 2. The first pick names the backend, hence the link: the current link when it serves that
+ *    key, else an idle pooled one (the current one is parked), else a new connection through the
+ *    upstream pipeline, which starts with that pick and retries per the cluster policy.
+ * 3. While connecting the client is read into `pending`; `connected` frames it once the link is
+ *    there. A connect that ends after the connection closed destroys its socket.
+ */
+import { isSwitchboardError } from '../../src/errors.ts';
+import { BodyTracker } from '../../src/peek/body-tracker.ts';
+import type { Http1Head } from '../../src/peek/http1.ts';
+import { decideRoute, isRouteRefused } from '../../src/route.ts';
+import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
+import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import { Exchange } from './exchange.ts';
+import type { PerRequestDriver } from './per-request.ts';
+import { flow, frame } from './per-request-client.ts';
+import { abort, refuse } from './per-request-end.ts';
+import { linkKey, UpstreamLink } from './upstream-link.ts';
+import { firstPick } from './upstream-pool.ts';
+
+const FIRST_ATTEMPT: Attempt = Object.freeze({ number: 1, failed: new Set<string>(), subclusters: [] });
+
+/**
+ * Routes one complete head at offset 0 of `view`. Returns the bytes of `view` that now belong
+ * to the request on the current link (head + body in hand), or -1 when it was refused or
+ * waits for a connect (which resumes on its own).
+ */
+export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?: Request): number {
+  const s = d.s;
+  let request: Request;
+  try {
+    request = given ?? s.requestFor(head, view);
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    refuse(d, 'bad_request', e.message);
+    return -1;
+  }
+  const ex = new Exchange(s.listener.name, s.connection.client, s.requestLog, head, request);
+  d.exchange = ex;
+  const body = new BodyTracker(head.bodyFraming);
+  let fed: number;
+  try {
+    fed = body.feed(view, head.headLength);
+  } catch (e) {
+    if (!isSwitchboardError(e)) throw e;
+    refuse(d, 'bad_request', e.message);
+    return -1;
+  }
+  const candidates = decideRoute(s.engine, s.listener, request, ex.record, d.client);
+  if (isRouteRefused(candidates)) {
+    refuse(d, candidates.refused, candidates.reason);
+    return -1;
+  }
+  const pick = s.engine.operator.findJack(request, candidates, FIRST_ATTEMPT);
+  if (isRefusal(pick)) {
+    refuse(d, pick.refused, `operator refused: ${pick.refused}`);
+    return -1;
+  }
+  d.body = body;
+  const consumed = head.headLength + fed;
+  const link = linkFor(d, linkKey(pick.backend.id, candidates.policy, request));
+  if (link !== undefined) {
+    start(d, link, undefined);
+    return consumed;
+  }
+  d.state = 'connecting';
+  const { engine } = s;
+  openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true).then(
+    (up) => connected(d, up, request, candidates, view, consumed),
+    (err: unknown) => {
+      s.runtime.logger.error({ err }, 'per-request connect failed');
+      abort(d, 'upstream_error');
+    },
+  );
+  return -1;
+}
+
+/** The current link if it serves `key`, else a pooled one (the current one is parked). */
+function linkFor(d: PerRequestDriver, key: string): UpstreamLink | undefined {
+  const cur = d.link;
+  if (cur !== undefined) {
+    if (cur.key === key && cur.reusable && !cur.socket.destroyed) return cur;
+    setLink(d, undefined);
+    if (cur.reusable && !cur.socket.destroyed) d.pool.put(cur);
+    else cur.destroy();
+  }
+  const pooled = d.pool.take(key);
+  if (pooled !== undefined) setLink(d, pooled);
+  return pooled;
+}
+
+/** Makes `link` the current one; a wait for the old one's 'drain' is dropped. */
+export function setLink(d: PerRequestDriver, link: UpstreamLink | undefined): void {
+  if (d.upBlocked) {
+    d.link?.socket.removeListener('drain', d.onUpDrain);
+    d.upBlocked = false;
+  }
+  d.link = link;
+}
+
+/** Binds the routed exchange to `link`; the request's bytes follow. */
+function start(d: PerRequestDriver, link: UpstreamLink, attempts: number | undefined): void {
+  const ex = d.exchange!;
+  ex.record.backend = link.jack.backend.id;
+  if (attempts !== undefined) ex.record.attempts = attempts;
+  if (d.first) {
+    d.first = false;
+    const c = d.s.connection;
+    c.backend = ex.record.backend;
+    if (ex.record.product !== undefined) c.product = ex.record.product;
+    if (ex.record.cluster !== undefined) c.cluster = ex.record.cluster;
+    if (attempts !== undefined) c.attempts = attempts;
+  }
+  link.expect(ex.method);
+  d.state = 'body';
+}
+
+/** The upstream pipeline is done: a new link for the exchange, or its refusal. */
+function connected(
+  d: PerRequestDriver,
+  up: Upstream | UpstreamFailure,
+  request: Request,
+  candidates: Candidates,
+  view: Buffer,
+  consumed: number,
+): void {
+  if (d.state !== 'connecting') {
+    if ('socket' in up) up.socket.destroy();
+    return;
+  }
+  d.exchange!.record.attempts = up.attempts;
+  if (d.first) d.s.connection.attempts = up.attempts;
+  if ('result' in up) {
+    refuse(d, up.result, up.reason);
+    return;
+  }
+  const link = new UpstreamLink(up.socket, up.jack, candidates, request, d.settings, d);
+  setLink(d, link);
+  start(d, link, up.attempts);
+  const pending = d.pending;
+  d.pending = undefined;
+  const buf = pending === undefined ? view : Buffer.concat([view, pending]);
+  frame(d, buf, consumed, 0);
+  flow(d);
+}
