@@ -11,14 +11,17 @@
  *    never done (the message ends when the connection does).
  * 3. `chunked` is a byte-at-a-time state machine over the framing only (data is skipped in
  *    bulk), strict where peers disagree (hazard #12, RFC 9112 §7.1): chunk-size is 1*HEXDIG
- *    of at most 16 digits (and at most 2^53 - 1), no whitespace before `;`, extensions bounded
- *    and free of CTLs, every line ends in CRLF (bare CR or LF refused), chunk data must be
+ *    of at most 16 digits (and at most 2^53 - 1), no whitespace before `;`, extensions
+ *    bounded and checked against the chunk-ext grammar (RFC 9112 §7.1.1, `chunk-ext.ts`: token
+ *    names, token or quoted-string values, no empty name, unclosed quote, stray byte or trailing
+ *    whitespace), every line ends in CRLF (bare CR or LF refused), chunk data must be
  *    followed by CRLF, and the trailer section is bounded line by line and in total, with
  *    field lines checked like header lines and framing fields (Content-Length,
  *    Transfer-Encoding, Host) refused in it (RFC 9110 §6.5.1).
  */
 
 import { peerError } from '../errors.ts';
+import { EXT_BAD, EXT_CR, EXT_NAME_START, extError, extStep } from './chunk-ext.ts';
 import { type BodyFraming, parseFieldLine } from './http1-fields.ts';
 import { hex } from './http1-scan.ts';
 
@@ -34,7 +37,7 @@ const MAX_SIZE_DIGITS = 16;
 
 // Chunked states.
 const SIZE = 0; // reading hex digits
-const EXT = 1; // after ';', until CR
+const EXT = 1; // after ';', until CR (the chunk-ext machine's state is in #ext)
 const SIZE_LF = 2; // CR seen at the end of the size line
 const DATA = 3;
 const DATA_CR = 4;
@@ -51,6 +54,7 @@ export class BodyTracker {
   #remaining = 0;
   #state = SIZE;
   #digits = 0;
+  #ext = EXT_NAME_START;
   #lineBytes = 0;
   #trailerBytes = 0;
   #trailerLine = '';
@@ -114,11 +118,14 @@ export class BodyTracker {
       case SIZE:
         this.#sizeByte(c, at);
         return;
-      case EXT:
-        if (c === 0x0d) this.#state = SIZE_LF;
-        else if ((c < 0x20 && c !== 0x09) || c === 0x7f) throw bad(`byte 0x${hex(c)} in chunk extension`, at);
+      case EXT: {
         this.#countLine(at);
+        const next = extStep(this.#ext, c);
+        if (next === EXT_CR) this.#state = SIZE_LF;
+        else if (next === EXT_BAD) throw bad(extError(this.#ext, c), at);
+        else this.#ext = next;
         return;
+      }
       case SIZE_LF:
         if (c !== 0x0a) throw bad('bare CR after chunk size', at);
         this.#lineBytes = 0;
@@ -155,6 +162,7 @@ export class BodyTracker {
     if (this.#digits === 0) throw bad(`invalid byte 0x${hex(c)} in chunk size`, at);
     if (c === 0x3b) {
       this.#state = EXT;
+      this.#ext = EXT_NAME_START;
       this.#countLine(at);
     } else if (c === 0x0d) {
       this.#state = SIZE_LF;

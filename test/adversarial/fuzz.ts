@@ -122,3 +122,74 @@ export function normaliseHost(raw: string): string {
   else if (h.includes(':')) h = h.slice(0, h.indexOf(':'));
   return h.endsWith('.') ? h.slice(0, -1) : h;
 }
+
+/** A generated chunk-ext (RFC 9112 §7.1.1) for a chunk-size line, and what a strict reader makes of it. */
+export interface ChunkExt {
+  /** The bytes after the chunk size, up to (not including) the CRLF. */
+  readonly text: string;
+  /** True when the text follows the chunk-ext grammar (and our rule: no BWS before the first ';'). */
+  readonly valid: boolean;
+  /** True when the text has BWS, which the RFC allows and Node's llhttp refuses. */
+  readonly bws: boolean;
+}
+
+/** A piece of a chunk-ext: its text and whether it keeps the grammar. */
+type Piece = readonly [text: string, ok: boolean];
+
+const tchars = "!#$%&'*+-.^_`|~09azAZ";
+const extToken = fc.array(fc.constantFrom(...tchars.split('')), { minLength: 1, maxLength: 5 }).map((a) => a.join(''));
+const extQuoted = fc
+  .array(fc.constantFrom('a', ' ', '\t', ';', '=', ',', '\\"', '\\\\', '\\a', '\x80', '\xff'), { maxLength: 5 })
+  .map((a) => `"${a.join('')}"`);
+const extName = fc.oneof(
+  { arbitrary: extToken.map((t): Piece => [t, true]), weight: 12 },
+  { arbitrary: fc.constantFrom<Piece>(['', false], ['\xe9', false], ['a/b', false], ['a\x00', false]), weight: 1 },
+);
+const extValue = fc.oneof(
+  { arbitrary: fc.constant<Piece | null>(null), weight: 4 },
+  { arbitrary: extToken.map((t): Piece => [t, true]), weight: 4 },
+  { arbitrary: extQuoted.map((q): Piece => [q, true]), weight: 4 },
+  {
+    arbitrary: fc.constantFrom<Piece>(
+      ['', false], // empty value
+      ['"ab', false], // unclosed quote
+      ['b c', false], // unquoted space
+      ['\xff', false], // obs-text outside quotes
+      ['"a"b', false], // text after the closing quote
+      ['"\x01"', false], // CTL in quotes
+      ['"\x7f"', false], // DEL in quotes
+      ['a"b"', false], // quote inside a token
+    ),
+    weight: 1,
+  },
+);
+const extWs = fc.constantFrom('', '', '', ' ', '\t', ' \t');
+const extItem = fc.record({
+  before: extWs,
+  after: extWs,
+  name: extName,
+  eqBefore: extWs,
+  eqAfter: extWs,
+  value: extValue,
+});
+
+/** Chunk extensions, mostly valid, with the hazards strict parsers refuse mixed in. */
+export const chunkExtension: fc.Arbitrary<ChunkExt> = fc
+  .tuple(fc.array(extItem, { minLength: 1, maxLength: 3 }), fc.constantFrom('', '', '', ' '))
+  .map(([items, trailing]) => {
+    let text = '';
+    let valid = trailing === '';
+    let bws = false;
+    items.forEach((it, i) => {
+      const before = i === 0 ? '' : it.before; // no BWS before the first ';' (tested elsewhere)
+      text += `${before};${it.after}${it.name[0]}`;
+      valid &&= it.name[1];
+      bws ||= before !== '' || it.after !== '';
+      if (it.value !== null) {
+        text += `${it.eqBefore}=${it.eqAfter}${it.value[0]}`;
+        valid &&= it.value[1];
+        bws ||= it.eqBefore !== '' || it.eqAfter !== '';
+      }
+    });
+    return { text: text + trailing, valid, bws: bws || trailing !== '' };
+  });

@@ -119,6 +119,192 @@ describe('BodyTracker: chunked', () => {
   });
 });
 
+// Chunk extensions (issue 17 item 6): [name, chunked body, source]. Every row also runs with
+// the extension on the last chunk, where a permissive parser would end the body early.
+const goodExt: [string, string, string][] = [
+  ['name only', '2;a\r\nab\r\n0\r\n\r\n', 'RFC 9112 §7.1.1 chunk-ext-name'],
+  ['token value', '2;a=b\r\nab\r\n0\r\n\r\n', 'RFC 9112 §7.1.1 chunk-ext-val = token'],
+  ['every tchar', "2;!#$%&'*+-.^_`|~09AZaz=!#$%&'*+-.^_`|~\r\nab\r\n0\r\n\r\n", 'RFC 9110 §5.6.2 tchar'],
+  ['quoted value', '2;a="b c;d=e"\r\nab\r\n0\r\n\r\n', 'RFC 9110 §5.6.4 quoted-string'],
+  ['empty quoted value', '2;a=""\r\nab\r\n0\r\n\r\n', 'RFC 9110 §5.6.4 quoted-string'],
+  ['quoted-pair', '2;a="x\\"y\\\\z"\r\nab\r\n0\r\n\r\n', 'RFC 9110 §5.6.4 quoted-pair'],
+  ['obs-text inside quotes', '2;a="\xe9\xff"\r\nab\r\n0\r\n\r\n', 'RFC 9110 §5.6.4 qdtext obs-text'],
+  ['HTAB inside quotes', '2;a="x\ty"\r\nab\r\n0\r\n\r\n', 'RFC 9110 §5.6.4 qdtext HTAB'],
+  ['several extensions', '2;a;b=1;c="2"\r\nab\r\n0\r\n\r\n', 'RFC 9112 §7.1.1 *( … )'],
+  ['BWS around = and before ;', '2;a \t= \t1 ;b\t;\tc\r\nab\r\n0\r\n\r\n', 'RFC 9112 §7.1.1 BWS'],
+  ['BWS after a quoted value', '2;a="1" ;b\r\nab\r\n0\r\n\r\n', 'RFC 9112 §7.1.1 BWS'],
+  ['extension on the last chunk', '2\r\nab\r\n0;a=b\r\n\r\n', 'RFC 9112 §7.1 last-chunk'],
+];
+
+// [name, chunked body, reason in the message, source]
+const badExt: [string, string, RegExp, string][] = [
+  [
+    'empty name (2;)',
+    '2;\r\nab\r\n0\r\n\r\n',
+    /empty chunk extension name at body byte 2/,
+    'RFC 9112 §7.1.1 chunk-ext-name = token',
+  ],
+  ['empty name on the last chunk (0;)', '0;\r\n\r\n', /empty chunk extension name at body byte 2/, 'RFC 9112 §7.1.1'],
+  ['empty name before =', '2;=b\r\nab\r\n0\r\n\r\n', /byte 0x3d where a chunk extension name/, 'RFC 9112 §7.1.1'],
+  ['empty name between ;;', '2;a;;b\r\nab\r\n0\r\n\r\n', /byte 0x3b where a chunk extension name/, 'RFC 9112 §7.1.1'],
+  [
+    'unclosed quote',
+    '2;a="b\r\nab\r\n0\r\n\r\n',
+    /unterminated quoted-string in chunk extension at body byte 6/,
+    'RFC 9110 §5.6.4',
+  ],
+  [
+    'unclosed quote ending in \\',
+    '2;a="b\\\r\nab\r\n0\r\n\r\n',
+    /unterminated quoted-string/,
+    'RFC 9110 §5.6.4 quoted-pair',
+  ],
+  [
+    'unquoted space in value (2;a=b c)',
+    '2;a=b c\r\nab\r\n0\r\n\r\n',
+    /byte 0x63 after whitespace in chunk extension at body byte 6/,
+    'RFC 9112 §7.1.1',
+  ],
+  [
+    'obs-text in a token value (2;a=\\xff)',
+    '2;a=\xff\r\nab\r\n0\r\n\r\n',
+    /byte 0xff where a chunk extension value/,
+    'RFC 9110 §5.6.2 tchar',
+  ],
+  [
+    'obs-text in a name',
+    '2;\xe9=1\r\nab\r\n0\r\n\r\n',
+    /byte 0xe9 where a chunk extension name/,
+    'RFC 9110 §5.6.2 tchar',
+  ],
+  [
+    'obs-text after a token',
+    '2;a=b\xff\r\nab\r\n0\r\n\r\n',
+    /byte 0xff in chunk extension value/,
+    'RFC 9110 §5.6.2 tchar',
+  ],
+  ['empty value', '2;a=\r\nab\r\n0\r\n\r\n', /empty chunk extension value/, 'RFC 9112 §7.1.1 chunk-ext-val'],
+  ['separator in a name', '2;a/b\r\nab\r\n0\r\n\r\n', /byte 0x2f in chunk extension name/, 'RFC 9110 §5.6.2 tchar'],
+  ['separator in a value', '2;a=b,c\r\nab\r\n0\r\n\r\n', /byte 0x2c in chunk extension value/, 'RFC 9110 §5.6.2 tchar'],
+  ['quote inside a token', '2;a=b"c"\r\nab\r\n0\r\n\r\n', /byte 0x22 in chunk extension value/, 'RFC 9112 §7.1.1'],
+  [
+    'text after a closing quote',
+    '2;a="b"c\r\nab\r\n0\r\n\r\n',
+    /byte 0x63 after chunk extension quoted-string/,
+    'RFC 9112 §7.1.1',
+  ],
+  [
+    'trailing whitespace after a value',
+    '2;a=b \r\nab\r\n0\r\n\r\n',
+    /whitespace at the end of a chunk extension/,
+    'RFC 9112 §7.1.1 BWS ";"',
+  ],
+  [
+    'trailing whitespace after a name',
+    '2;a\t\r\nab\r\n0\r\n\r\n',
+    /whitespace at the end of a chunk extension/,
+    'RFC 9112 §7.1.1 BWS ";"',
+  ],
+  [
+    'two names without ;',
+    '2;a b\r\nab\r\n0\r\n\r\n',
+    /byte 0x62 after whitespace in chunk extension/,
+    'RFC 9112 §7.1.1',
+  ],
+  [
+    'CTL in quotes',
+    '2;a="\x01"\r\nab\r\n0\r\n\r\n',
+    /byte 0x01 in chunk extension quoted-string/,
+    'RFC 9110 §5.6.4 qdtext',
+  ],
+  [
+    'DEL in quotes',
+    '2;a="\x7f"\r\nab\r\n0\r\n\r\n',
+    /byte 0x7f in chunk extension quoted-string/,
+    'RFC 9110 §5.6.4 qdtext',
+  ],
+  [
+    'CTL after \\',
+    '2;a="\\\x00"\r\nab\r\n0\r\n\r\n',
+    /byte 0x00 in chunk extension quoted-string/,
+    'RFC 9110 §5.6.4 quoted-pair',
+  ],
+  ['bare LF in a name', '2;a\nab\r\n0\r\n\r\n', /byte 0x0a in chunk extension name/, 'RFC 9112 §2.2'],
+  ['bare LF in quotes', '2;a="b\n"\r\nab\r\n0\r\n\r\n', /unterminated quoted-string/, 'RFC 9112 §2.2'],
+  ['bare CR in a value', '2;a=b\rc\r\nab\r\n0\r\n\r\n', /bare CR after chunk size/, 'RFC 9112 §2.2'],
+  [
+    'quoted CRLF smuggling a chunk',
+    '2;a="\r\n0\r\n\r\nGET /admin HTTP/1.1\r\n\r\n"\r\nab\r\n0\r\n\r\n',
+    /unterminated quoted-string/,
+    'RFC 9110 §5.6.4',
+  ],
+  [
+    'too long (4 KiB line)',
+    `2;a="${'x'.repeat(5000)}"\r\nab\r\n0\r\n\r\n`,
+    /chunk line longer than 4096 bytes/,
+    'bounded (ours)',
+  ],
+];
+
+/** The message of the error thrown while tracking, or 'ok'. */
+function messageOf(input: Buffer, step: number): string {
+  try {
+    bodyLength(CHUNKED, input, step);
+    return 'ok';
+  } catch (e) {
+    if (isSwitchboardError(e) && e.code === 'SWB_ERR_BAD_REQUEST') return e.message;
+    throw e;
+  }
+}
+
+describe('BodyTracker: chunk extensions (RFC 9112 §7.1.1)', () => {
+  it.each(goodExt)('accepts %s (%s)', (_name, body) => {
+    const input = b(`${body}NEXT`);
+    for (const step of [1, 2, 5, 1000]) expect(bodyLength(CHUNKED, input, step)).toBe(b(body).length);
+    // The same extension on the last chunk.
+    const ext = body.slice(1, body.indexOf('\r\n'));
+    const last = `0${ext}\r\n\r\n`;
+    for (const step of [1, 1000]) expect(bodyLength(CHUNKED, b(`${last}NEXT`), step)).toBe(b(last).length);
+  });
+
+  it.each(badExt)('refuses %s (%s)', (_name, body, reason) => {
+    // Fed whole, one byte at a time and in odd pieces: the same 400 with the same reason.
+    for (const step of [1, 3, 100_000]) {
+      const message = messageOf(b(body), step);
+      expect(message).toMatch(/^http1 chunked: /);
+      expect(message).toMatch(reason);
+    }
+  });
+
+  it('refuses before the end of the size line: no byte after it is taken as body', () => {
+    // A tracker that throws on the bad byte never returns the rest as body bytes.
+    const t = new BodyTracker(CHUNKED);
+    expect(t.feed(b('2;a='))).toBe(4);
+    expect(() => t.feed(b('\xff\r\nab\r\n0\r\n\r\n'))).toThrow(/byte 0xff/);
+  });
+
+  it('the extension grammar holds for generated extensions (accepted iff well-formed)', () => {
+    const tchar = fc.constantFrom(..."!#$%&'*+-.^_`|~09azAZ".split(''));
+    const token = fc.array(tchar, { minLength: 1, maxLength: 6 }).map((a) => a.join(''));
+    const ws = fc.constantFrom('', ' ', '\t', ' \t');
+    const quoted = fc
+      .array(fc.constantFrom('a', ' ', '\t', ';', '=', '\\"', '\\\\', '\x80', '\xff', ','), { maxLength: 6 })
+      .map((a) => `"${a.join('')}"`);
+    const ext = fc
+      .tuple(ws, token, fc.option(fc.tuple(ws, ws, fc.oneof(token, quoted))))
+      .map(([w, name, v]) => `${w};${w}${name}${v === null ? '' : `${v[0]}=${v[1]}${v[2]}`}`);
+    fc.assert(
+      fc.property(fc.array(ext, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 9 }), (exts, step) => {
+        // No BWS before the first ';' (our rule), BWS before the others (RFC 9112 §7.1.1).
+        const line = exts.join('').replace(/^[ \t]+/, '');
+        const body = `2${line}\r\nab\r\n0\r\n\r\n`;
+        expect(bodyLength(CHUNKED, b(`${body}X`), step)).toBe(b(body).length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('BodyTracker: other framings (RFC 9112 §6.3)', () => {
   it('none is done at once and takes nothing', () => {
     const t = new BodyTracker({ kind: 'none' });

@@ -4,7 +4,8 @@
  * cookie is a failed fetch (false).
  */
 import type { Request } from '../../types.ts';
-import { bool, hashMatcher, type ListKind, listMatcher, onValue, regexMatcher, str } from './matchers.ts';
+import { bool, hashMatcher, type ListKind, listMatcher, onValue, str } from './matchers.ts';
+import { regexMatcher } from './regex.ts';
 import { type Condition, type Primitive, type PrimitiveTable, params } from './types.ts';
 
 /** The first value of a header, "" when absent. */

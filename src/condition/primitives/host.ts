@@ -2,7 +2,8 @@
  * Host primitives (reference bfe.md §1.6 "Host"). The request's host is already lower-cased with
  * the port and one trailing dot removed, so host lists are folded to lower case at build time.
  */
-import { listMatcher, onValue, regexMatcher, str } from './matchers.ts';
+import { listMatcher, onValue, str } from './matchers.ts';
+import { regexMatcher } from './regex.ts';
 import { type Condition, type PrimitiveTable, params } from './types.ts';
 
 /** A `|` list of hosts without ports (an IPv6 literal keeps its brackets), lower-cased. */

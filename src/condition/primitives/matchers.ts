@@ -3,8 +3,7 @@
  *
  * 1. `|` lists are split with no trimming: `"a | b"` holds `a ` and ` b`.
  * 2. With the case-insensitive flag, patterns are upper-cased here and the value at match time.
- * 3. Regular expressions are unanchored; RE2-only syntax is required (no lookaround, no
- *    backreferences) so a rule means the same in BFE. A leading `(?flags)` group becomes JS flags.
+ * 3. Regular expressions are compiled by RE2 in `regex.ts` (unanchored, linear-time matching).
  * 4. Hash buckets (`"100-200|400"`, 0–9999) become a 10000-entry bitmap; the value's UTF-8 bytes
  *    go through murmur3 into a reused buffer, so matching allocates nothing.
  */
@@ -46,32 +45,6 @@ const LIST_TESTS: Readonly<Record<Exclude<ListKind, 'in'>, (v: string, p: string
   // The value gets a trailing '/' too (BFE): v + '/' startsWith p, without building v + '/'.
   element: (v, p) => v.startsWith(p) || (v.length === p.length - 1 && p.startsWith(v)),
 };
-
-const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k</;
-const FLAG_GROUP = /^\(\?([imsU]+)\)/;
-
-/** Compiles a regular expression argument (Go RE2 syntax), failing at argument `index`. */
-export function regexMatcher(source: string, ctx: BuildContext, index: number): StringMatch {
-  if (NOT_RE2.test(source)) {
-    ctx.fail(index, `bad regular expression \`${source}\`: lookaround and backreferences are not RE2 syntax`);
-  }
-  let flags = '';
-  let body = source;
-  const group = FLAG_GROUP.exec(source);
-  if (group) {
-    const letters = group[1] as string;
-    if (letters.includes('U')) ctx.fail(index, `bad regular expression \`${source}\`: flag U is not supported`);
-    flags = letters;
-    body = source.slice(group[0].length);
-  }
-  let re: RegExp;
-  try {
-    re = new RegExp(body, flags);
-  } catch (e) {
-    return ctx.fail(index, `bad regular expression \`${source}\`: ${(e as Error).message.toLowerCase()}`);
-  }
-  return (v) => re.test(v);
-}
 
 /** Number of hash buckets (BFE's fixed 10000). */
 export const BUCKETS = 10000;

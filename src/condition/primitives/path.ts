@@ -3,7 +3,8 @@
  * (undefined on TLS passthrough: every path primitive is then false); the URL regex sees the
  * request-target as sent.
  */
-import { bool, type ListKind, listMatcher, onValue, regexMatcher, str } from './matchers.ts';
+import { bool, type ListKind, listMatcher, onValue, str } from './matchers.ts';
+import { regexMatcher } from './regex.ts';
 import { type Primitive, type PrimitiveTable, params } from './types.ts';
 
 /** A `(list, fold)` path primitive of one list kind. */

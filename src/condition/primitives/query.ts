@@ -3,7 +3,8 @@
  * first value, and a missing key fetches "" (so a list holding "" matches an absent key).
  */
 import type { Request } from '../../types.ts';
-import { bool, hashMatcher, type ListKind, listMatcher, onValue, regexMatcher, str } from './matchers.ts';
+import { bool, hashMatcher, type ListKind, listMatcher, onValue, str } from './matchers.ts';
+import { regexMatcher } from './regex.ts';
 import { type Condition, type Primitive, type PrimitiveTable, params } from './types.ts';
 
 /**
