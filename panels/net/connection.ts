@@ -83,9 +83,8 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
       peekTimeout: c.remaining(),
       maxHeaderBytes: engine.limits.maxHeaderBytes,
       tls: listener.tls,
-      proxy: undefined,
+      proxy: c.proxy,
     });
-    if (c.proxy !== undefined) peeked = { ...peeked, proxy: c.proxy };
   } catch (e) {
     if (!(e instanceof PeekFailure)) throw e;
     if (e.result === 'client_closed') {

@@ -1,19 +1,18 @@
 /**
  * Peek, decide, replay (STYLE §9): read the first bytes of a connection into a bounded buffer
- * under one deadline (`peekTimeout`, PROXY header included), until the sniffer can say where
- * the traffic goes.
+ * under one deadline (what is left of `peekTimeout` after the listener pipeline read any PROXY
+ * header and ran any TLS handshake), until the sniffer can say where the traffic goes.
  *
- *   socket ──data──► buffer ──[PROXY header stripped, if the listener expects one]──► Sniffer
- *                      ▲                                                             │
- *                      └──────────────────────── need more ◄─────────────────────────┘
+ *   socket ──data──► buffer ──► Sniffer ──► TLS hello | h2c HEADERS | HTTP/1 head
+ *                      ▲           │
+ *                      └─ need more┘
  *
- * The buffer handed on holds every byte after the PROXY header read so far: the head and
- * whatever followed it. The socket is paused when the promise settles, so nothing more is read
- * until the caller decides.
+ * The buffer handed on holds every byte read so far: the head and whatever followed it. The
+ * socket is paused when the promise settles, so nothing more is read until the caller decides.
  */
 import type { Socket } from 'node:net';
 import { isSwitchboardError, type ResultCode } from '../errors.ts';
-import { type ProxyAccept, type ProxyHeader, parseProxyHeader } from '../proxy-protocol/index.ts';
+import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
 
 /** What the peek found: the sniffed head, the bytes to replay, and the PROXY header if any. */
@@ -38,8 +37,8 @@ export interface PeekOptions {
   readonly peekTimeout: number;
   readonly maxHeaderBytes: number;
   readonly tls: TlsMode;
-  /** The PROXY header versions this listener expects; undefined = none (never auto-detected). */
-  readonly proxy: ProxyAccept | undefined;
+  /** The PROXY header the listener pipeline already read (src/listener/proxy-in.ts), carried on. */
+  readonly proxy: ProxyHeader | undefined;
 }
 
 /** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
@@ -47,8 +46,6 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
   return new Promise((resolve, reject) => {
     const sniffer = new Sniffer(options.maxHeaderBytes, options.tls);
     let buffer: Buffer | undefined;
-    let proxy: ProxyHeader | undefined;
-    let awaitingProxy = options.proxy !== undefined;
     const settle = () => {
       clearTimeout(timer);
       socket.removeListener('data', onData);
@@ -62,18 +59,10 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
       reject(err);
     };
     const step = (buf: Buffer): void => {
-      if (awaitingProxy) {
-        const header = parseProxyHeader(buf, options.proxy!);
-        if (header === undefined) return;
-        awaitingProxy = false;
-        proxy = header;
-        buf = buffer = buf.subarray(header.length);
-        if (buf.length === 0) return;
-      }
       const sniffed = sniffer.decide(buf);
       if (sniffed === undefined) return;
       settle();
-      resolve({ ...sniffed, buffer: buf, proxy });
+      resolve({ ...sniffed, buffer: buf, proxy: options.proxy });
     };
     const onData = (chunk: Buffer) => {
       buffer = buffer === undefined || buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
@@ -82,8 +71,7 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
       } catch (e) {
         if (!isSwitchboardError(e)) throw e;
         const detail = e as { result?: ResultCode; h2Code?: number };
-        if (e.code === 'SWB_ERR_PROXY_HEADER') fail(new PeekFailure('proxy_rejected', 'proxy', e.message));
-        else fail(new PeekFailure(detail.result ?? 'bad_request', sniffer.kind ?? 'unknown', e.message, detail.h2Code));
+        fail(new PeekFailure(detail.result ?? 'bad_request', sniffer.kind ?? 'unknown', e.message, detail.h2Code));
       }
     };
     const onEnd = () =>
@@ -94,14 +82,8 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
     const onError = (err: Error) =>
       fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', `client error: ${err.message}`));
     const timer = setTimeout(() => {
-      const protocol = awaitingProxy ? 'proxy' : (sniffer.kind ?? (buffer === undefined ? 'unknown' : 'http1'));
-      fail(
-        new PeekFailure(
-          awaitingProxy ? 'proxy_rejected' : 'peek_timeout',
-          protocol,
-          `head not complete within ${options.peekTimeout}ms`,
-        ),
-      );
+      const protocol = sniffer.kind ?? (buffer === undefined ? 'unknown' : 'http1');
+      fail(new PeekFailure('peek_timeout', protocol, `head not complete within ${options.peekTimeout}ms`));
     }, options.peekTimeout);
     socket.on('data', onData);
     socket.on('end', onEnd);
