@@ -25,7 +25,9 @@
  */
 import { availableParallelism } from 'node:os';
 import type { BackendRegistry, RegistryKey } from './backend-registry.ts';
-import { type CounterCell, type Entry, type HealthCell, Ledger, peakEwma } from './registry-ledger.ts';
+import type { CounterCell, HealthCell } from './registry-cells.ts';
+import { peakEwma } from './registry-cells.ts';
+import { type Entry, Ledger } from './registry-ledger.ts';
 
 const ACTIVE = 0;
 const TOTAL = 1;
