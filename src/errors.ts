@@ -18,7 +18,11 @@ export const RESULT_STATUS = {
   connect_timeout: 504,
   overloaded: 503,
   proxy_rejected: 0,
+  // The admin listener's refusals (app/admin/auth.ts); never in the access log.
   unauthorized: 401,
+  host_not_allowed: 403,
+  cross_origin: 403,
+  unsupported_media_type: 415,
 } as const;
 
 export type ResultCode = keyof typeof RESULT_STATUS;

@@ -10,14 +10,17 @@
  * | GET    | /routes   | { version, routes }: the book's routing table, when it has one |
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
- * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }; 401   |
+ * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
+ *
+ * server.ts runs auth.ts's checks before any handler here, so the handlers never see a refused
+ * request; a refusal is answered by `refuse()` below.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RoutingTableSource } from '../../src/types.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
 import type { Runtime } from '../runtime.ts';
-import { adminToken, authorised } from './auth.ts';
+import type { Refusal } from './auth.ts';
 
 /** What the admin endpoints read. */
 export interface AdminDeps {
@@ -28,7 +31,7 @@ export interface AdminDeps {
   ready(): boolean;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse, deps: AdminDeps, loopback: boolean) => void | Promise<void>;
+type Handler = (req: IncomingMessage, res: ServerResponse, deps: AdminDeps) => void | Promise<void>;
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(status, {
@@ -77,16 +80,14 @@ function isoTime(ms: number): string | null {
   return ms === 0 ? null : new Date(ms).toISOString();
 }
 
-const reload: Handler = async (req, res, deps, loopback) => {
-  const token = adminToken(deps.runtime.engine.loaded.config.admin?.token);
-  if (!authorised(req.headers.authorization, token, loopback)) {
-    res.setHeader('x-switchboard-error', 'unauthorized');
-    json(res, 401, {
-      ok: false,
-      error: 'unauthorized: a bearer token is required (admin.token or SWITCHBOARD_ADMIN_TOKEN)',
-    });
-    return;
-  }
+/** Answers a refused request: `{ ok: false, error: <code>, message }` with `X-Switchboard-Error`. */
+export function refuse(res: ServerResponse, r: Refusal): void {
+  res.setHeader('x-switchboard-error', r.code);
+  if (r.status === 401) res.setHeader('www-authenticate', 'Bearer realm="switchboard-admin"');
+  json(res, r.status, { ok: false, error: r.code, message: r.message });
+}
+
+const reload: Handler = async (_req, res, deps) => {
   const result = await deps.reloader.reload('api');
   json(res, result.ok ? 200 : 422, result);
 };

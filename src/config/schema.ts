@@ -9,6 +9,29 @@ import { parseCidr } from '../ip.ts';
 import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
 
+/** The admin listener's read endpoints, the values `admin.open` may list (never `POST /reload`). */
+export const ADMIN_READ_PATHS = ['/healthz', '/readyz', '/metrics', '/routes', '/backends', '/version'] as const;
+
+/** A DNS name as it appears in a `Host` header, without port: labels of letters, digits, `-` and `_`. */
+const hostName = z
+  .string()
+  .transform((v) => v.toLowerCase())
+  .refine(
+    (v) => v.length <= 253 && v.split('.').every((l) => /^[a-z0-9_-]{1,63}$/.test(l)),
+    'expected a host name without port, like admin.internal',
+  );
+
+/** The admin listener (app/admin/README.md). */
+export const adminSchema = z.strictObject({
+  address: listenAddress.default({ host: '127.0.0.1', port: 9901 }),
+  /** Bearer token for every endpoint but the open ones; env SWITCHBOARD_ADMIN_TOKEN when ''. */
+  token: z.string().default(''),
+  /** Read endpoints served without the token and without the Host check (probes, scrapers). */
+  open: z.array(z.enum(ADMIN_READ_PATHS)).default(['/healthz', '/readyz']),
+  /** DNS names accepted in `Host` besides IP literals and `localhost` (DNS rebinding guard). */
+  allowedHosts: z.array(hostName).default([]),
+});
+
 // Checked with the parser the trust checks use, so a CIDR that parses here is never dropped there.
 const cidr = z.string().refine((t) => parseCidr(t) !== undefined, 'expected an IP address or CIDR like 10.0.0.0/8');
 
@@ -86,12 +109,7 @@ export const configSchema = z
     limits: limitsSchema.default(limitsSchema.parse({})),
     operator: pluginRef('bfe'),
     addressBook: pluginRef('bfe'),
-    admin: z
-      .strictObject({
-        address: listenAddress.default({ host: '127.0.0.1', port: 9901 }),
-        token: z.string().default(''),
-      })
-      .optional(),
+    admin: adminSchema.optional(),
     log: z
       .strictObject({
         level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -138,6 +156,6 @@ export function writesRequestLines(config: Config): boolean {
 }
 export type ListenerConfig = z.output<typeof listenerSchema>;
 export type Limits = z.output<typeof limitsSchema>;
-export type AdminConfig = NonNullable<Config['admin']>;
+export type AdminConfig = z.output<typeof adminSchema>;
 export type PluginRef = Config['operator'];
 export type PanelRef = Config['panel'];
