@@ -37,7 +37,7 @@ export class H1Pool {
   readonly #maxSockets: number;
   readonly #agents = new Map<string, BoundedAgent>();
   /** Keys private to client connections (outbound PROXY): closed with the last of them. */
-  readonly private = new PrivateKeys((key) => this.#closeKey(key));
+  readonly #private = new PrivateKeys((key) => this.#closeKey(key));
 
   constructor(idleTimeout: number, maxSockets = MAX_SOCKETS_PER_BACKEND) {
     this.#idleTimeout = idleTimeout;
@@ -76,7 +76,7 @@ export class H1Pool {
     const headers = h1RequestHeaders(head);
     if (bodyLength === undefined) headers['transfer-encoding'] = 'chunked';
     const agent = this.#agent(backend, key, plan, attempt);
-    if (owner !== undefined) this.private.hold(key, owner);
+    if (owner !== undefined) this.#private.hold(key, owner);
     const req = httpRequest({
       agent,
       host: backend.host,

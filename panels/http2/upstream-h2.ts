@@ -44,7 +44,7 @@ export class H2Pool {
   /** Every open session and its number of open streams. */
   readonly #all = new Map<ClientHttp2Session, number>();
   /** Keys private to client connections (outbound PROXY): closed with the last of them. */
-  readonly private = new PrivateKeys((key) => this.#closeKey(key));
+  readonly #private = new PrivateKeys((key) => this.#closeKey(key));
 
   constructor(idleTimeout: number) {
     this.#idleTimeout = idleTimeout;
@@ -115,7 +115,7 @@ export class H2Pool {
     owner?: Socket,
   ): Promise<Exchange> {
     const first = this.session(backend, key, plan, attempt);
-    if (owner !== undefined) this.private.hold(key, owner);
+    if (owner !== undefined) this.#private.hold(key, owner);
     let session = await first;
     if (session.closed || session.destroyed) {
       // It closed between its dial and this stream (GOAWAY, a dead backend): take a new one.
