@@ -23,13 +23,14 @@ interface Reply {
 function get(port: number, agent: Agent, host: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ port, host: '127.0.0.1', path: '/', headers: { host }, agent }, (res) => {
+      const localPort = res.socket.localPort ?? 0; // the agent takes the socket back at 'end'
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
         resolve({
           status: res.statusCode ?? 0,
           backend: String(res.headers['x-backend']),
-          localPort: res.socket.localPort ?? 0,
+          localPort,
         }),
       );
     });
@@ -79,7 +80,7 @@ describe.each([
   // [limits, idle upstreams kept]
   [{}, 2], // the default
   [{ maxIdleUpstreamsPerConnection: 0 }, 0], // 2 descriptors per connection
-  [{ maxIdleUpstreamsPerConnection: 4 }, 4],
+  [{ maxIdleUpstreamsPerConnection: 4, maxConnections: 1000 }, 4], // 1000 × 6 + 32 fits any usual nofile
 ])('limits %j: one keep-alive client through %i idle upstreams', (limits, idle) => {
   it(`cycling through ${BACKENDS} backends twice: every request 200 from its backend, at most ${idle} + 1 upstream connections open`, async () => {
     const r = await routerWith(limits);
