@@ -86,7 +86,7 @@ export class Runtime implements PanelRuntime {
 
   /** Builds the first engine of a runtime. */
   static async create(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
-    checkNofile(loaded.file, loaded.config.limits.maxConnections);
+    checkNofile(loaded.file, loaded.config);
     const logger = options.logger ?? createLogger(loaded.config.log.level);
     const accessLog =
       options.accessLog !== undefined
@@ -220,7 +220,7 @@ export class Runtime implements PanelRuntime {
    * closed and the old engine keeps serving; the error is rethrown.
    */
   async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
-    checkNofile(loaded.file, loaded.config.limits.maxConnections);
+    checkNofile(loaded.file, loaded.config);
     const engine = await buildEngine(loaded, this.context(loaded));
     let commit: (() => void) | undefined;
     try {

@@ -11,7 +11,7 @@
  *    everything closes and the process exits 0. A second signal exits at once (1).
  */
 
-import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
+import { descriptorsPerConnection, maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
 import { type BoundPanel, followsEngine } from '../src/panel.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
@@ -91,7 +91,9 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       config: loaded.file,
       nofile: nofile ?? 'unknown',
       maxConnections: loaded.config.limits.maxConnections,
-      ...(nofile !== undefined ? { maxConnectionsFit: maxConnectionsFor(nofile) } : {}),
+      ...(nofile !== undefined
+        ? { maxConnectionsFit: maxConnectionsFor(nofile, descriptorsPerConnection(loaded.config)) }
+        : {}),
       ...(admin !== undefined ? { admin: `${admin.address().host}:${admin.address().port}` } : {}),
     },
     'switchboard started',

@@ -1,14 +1,27 @@
 /**
- * The process's file-descriptor budget (`ulimit -n`). Each proxied connection holds two
- * descriptors (client and backend), so `limits.maxConnections` must fit in
- * `(nofile - NOFILE_RESERVE) / 2`. Node raises its soft limit to the hard limit at start, so the
- * soft limit read here is the effective one.
+ * The process's file-descriptor budget (`ulimit -n`). What one client connection may hold:
+ *
+ *   routing: per-connection   2       client + backend
+ *   routing: per-request      2 + k   client + current (or connecting) upstream
+ *                                     + k = limits.maxIdleUpstreamsPerConnection idle upstreams
+ *
+ * so `limits.maxConnections × that + NOFILE_RESERVE` must fit in `nofile`. The http2 panel
+ * (always per-request) holds fewer per connection (its client socket; its upstream pools are
+ * shared per backend, see README "Limits") and is checked with the same, larger, figure. Node
+ * raises its soft limit to the hard limit at start, so the soft limit read here is the
+ * effective one.
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/errors.ts';
+import type { Config } from './config/schema.ts';
 
 /** Descriptors kept for Node itself, listeners, the admin listener, logs and health probes. */
 export const NOFILE_RESERVE = 32;
+
+/** What the budget depends on: the routing mode and the limits. */
+export type NofileConfig = Pick<Config, 'routing'> & {
+  readonly limits: Pick<Config['limits'], 'maxConnections' | 'maxIdleUpstreamsPerConnection'>;
+};
 
 /** The effective `nofile` soft limit, or undefined where /proc is not available (not Linux). */
 export function nofileLimit(): number | undefined {
@@ -23,19 +36,33 @@ export function nofileLimit(): number | undefined {
   return Number(m[1]);
 }
 
-/** The largest `maxConnections` that fits in `nofile`. */
-export function maxConnectionsFor(nofile: number): number {
-  return Math.max(0, Math.floor((nofile - NOFILE_RESERVE) / 2));
+/** The most descriptors one client connection may hold under `config` (see the table above). */
+export function descriptorsPerConnection(config: NofileConfig): number {
+  return 2 + (config.routing === 'per-request' ? config.limits.maxIdleUpstreamsPerConnection : 0);
 }
 
-/** Throws a ConfigError naming `limits.maxConnections` when it cannot fit in `nofile`. */
-export function checkNofile(file: string, maxConnections: number, nofile = nofileLimit()): void {
+/** The largest `maxConnections` that fits in `nofile` at `perConnection` descriptors each. */
+export function maxConnectionsFor(nofile: number, perConnection = 2): number {
+  return Math.max(0, Math.floor((nofile - NOFILE_RESERVE) / perConnection));
+}
+
+/** Throws a ConfigError naming `limits.maxConnections` when `config` cannot fit in `nofile`. */
+export function checkNofile(file: string, config: NofileConfig, nofile = nofileLimit()): void {
   if (nofile === undefined) return;
-  const fit = maxConnectionsFor(nofile);
-  if (maxConnections > fit) {
-    throw new ConfigError(file, [
-      `limits.maxConnections: ${maxConnections} connections need ${2 * maxConnections + NOFILE_RESERVE} ` +
-        `file descriptors but the nofile limit is ${nofile}; lower it to ${fit} or raise ulimit -n`,
-    ]);
-  }
+  const { maxConnections, maxIdleUpstreamsPerConnection: idle } = config.limits;
+  const each = descriptorsPerConnection(config);
+  const fit = maxConnectionsFor(nofile, each);
+  if (maxConnections <= fit) return;
+  const why =
+    each === 2
+      ? '2 each: client and backend'
+      : `${each} each: client, upstream and limits.maxIdleUpstreamsPerConnection ${idle} idle upstreams`;
+  const lower =
+    each === 2
+      ? `lower it to ${fit}`
+      : `lower it to ${fit}, or lower maxIdleUpstreamsPerConnection (0: 2 per connection, fits ${maxConnectionsFor(nofile)})`;
+  throw new ConfigError(file, [
+    `limits.maxConnections: ${maxConnections} connections need ${each * maxConnections + NOFILE_RESERVE} ` +
+      `file descriptors (${why}; ${NOFILE_RESERVE} reserved) but the nofile limit is ${nofile}; ${lower} or raise ulimit -n`,
+  ]);
 }

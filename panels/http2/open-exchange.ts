@@ -9,8 +9,10 @@
  *   h2                 TLS (ALPN h2) with the cluster's `tls:` (default: system roots, verified)
  *
  * Every new connection starts with the cluster's outbound PROXY header; the pool key then
- * includes the client, so such connections serve only that client's connection.
+ * includes the client, so such connections serve only that client's connection and close with
+ * it (`client`, private-keys.ts).
  */
+import type { Socket } from 'node:net';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { proxyHeaderFor } from '../../src/proxy-out.ts';
 import type { Candidates } from '../../src/types.ts';
@@ -36,7 +38,8 @@ export interface UpstreamPools {
 
 /**
  * findJack + open within the cluster's retry budget. `length`: the client's body length, 0 for
- * none, undefined for unknown.
+ * none, undefined for unknown. `client`: the client connection's socket (private pools close
+ * with it).
  */
 export function openExchange(
   routed: Routed,
@@ -44,6 +47,7 @@ export function openExchange(
   engine: Engine,
   pools: UpstreamPools,
   length: number | undefined,
+  client?: Socket,
 ): Promise<Opened<Exchange> | UpstreamFailure> {
   const { request, head } = routed;
   const { policy } = candidates;
@@ -64,8 +68,9 @@ export function openExchange(
       ...(tls !== undefined && protocol !== 'http1' ? { requireAlpn: 'h2' } : {}),
     };
     const key = poolKey(backend.id, policy, request, tls);
+    const owner = policy.proxyProtocol === 'off' ? undefined : client;
     return protocol === 'http1'
-      ? pools.h1.open(backend, key, plan, attempt, head, length)
-      : pools.h2.open(backend, key, plan, attempt, head, length === 0);
+      ? pools.h1.open(backend, key, plan, attempt, head, length, owner)
+      : pools.h2.open(backend, key, plan, attempt, head, length === 0, owner);
   });
 }

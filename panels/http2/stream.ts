@@ -118,7 +118,8 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
     clientGone = true;
   };
   res.once('close', onEarlyClose);
-  openExchange(routed, candidates, engine, ctx, bodyLength(req)).then(
+  const client = socket === undefined ? undefined : connectionOf(socket)?.socket;
+  openExchange(routed, candidates, engine, ctx, bodyLength(req), client).then(
     (opened) => {
       res.removeListener('close', onEarlyClose);
       record.attempts = opened.attempts;

@@ -4,7 +4,8 @@
  *
  * 1. The pool key is the backend, its TLS settings and, with an outbound PROXY header, the
  *    client (src/upstream/pool-key.ts): such a connection names one client, so it is private
- *    to that client's connection, as HAProxy marks it.
+ *    to that client's connection, as HAProxy marks it, and its pool closes when that client
+ *    connection closes (private-keys.ts), not `idleTimeout` later.
  * 2. At most `maxSockets` connections per key (default `MAX_SOCKETS_PER_BACKEND`); more requests
  *    wait in the agent's queue for a free connection instead of failing.
  * 3. `open` creates the request and waits for its socket before resolving: until then no byte
@@ -13,12 +14,14 @@
  *    from the chunked body's trailer section.
  */
 import { type ClientRequest, request as httpRequest } from 'node:http';
+import type { Socket } from 'node:net';
 import { ConnectError } from '../../src/connect.ts';
 import type { Backend } from '../../src/types.ts';
 import type { DialPlan } from '../../src/upstream/index.ts';
 import type { Exchange, ExchangeEvents } from './exchange.ts';
 import { BoundedAgent } from './h1-agent.ts';
 import { type Head, h1RequestHeaders, responseHeaders, trailerFields } from './headers.ts';
+import { PrivateKeys } from './private-keys.ts';
 
 /**
  * Connections per HTTP/1 pool key (a backend, unless PROXY makes pools per client). Enough for
@@ -33,6 +36,8 @@ export class H1Pool {
   readonly #idleTimeout: number;
   readonly #maxSockets: number;
   readonly #agents = new Map<string, BoundedAgent>();
+  /** Keys private to client connections (outbound PROXY): closed with the last of them. */
+  readonly #private = new PrivateKeys((key) => this.#closeKey(key));
 
   constructor(idleTimeout: number, maxSockets = MAX_SOCKETS_PER_BACKEND) {
     this.#idleTimeout = idleTimeout;
@@ -56,7 +61,8 @@ export class H1Pool {
   /**
    * Sends the head of `head` to `backend` once a connection of pool `key` is ready (made per
    * `plan` when needed). `bodyLength`: the client's content-length, 0 for no body, undefined
-   * for unknown (chunked). Rejects with ConnectError when no connection could be made.
+   * for unknown (chunked). `owner`: the client connection a private key (outbound PROXY)
+   * belongs to. Rejects with ConnectError when no connection could be made.
    */
   open(
     backend: Backend,
@@ -65,11 +71,14 @@ export class H1Pool {
     attempt: number,
     head: Head,
     bodyLength: number | undefined,
+    owner?: Socket,
   ): Promise<Exchange> {
     const headers = h1RequestHeaders(head);
     if (bodyLength === undefined) headers['transfer-encoding'] = 'chunked';
+    const agent = this.#agent(backend, key, plan, attempt);
+    if (owner !== undefined) this.#private.hold(key, owner);
     const req = httpRequest({
-      agent: this.#agent(backend, key, plan, attempt),
+      agent,
       host: backend.host,
       port: backend.port,
       method: head.method,
@@ -85,6 +94,14 @@ export class H1Pool {
         resolve(h1Exchange(req));
       });
     });
+  }
+
+  /** Closes the pool of `key`: idle connections now, busy ones when their exchange ends. */
+  #closeKey(key: string): void {
+    const agent = this.#agents.get(key);
+    if (agent === undefined) return;
+    this.#agents.delete(key);
+    agent.destroy();
   }
 
   /** Closes idle connections; busy ones close when their exchange ends. */

@@ -18,7 +18,8 @@
  *    `PING_TIMEOUT_MS` destroys the session: a backend that vanished without a FIN (power loss,
  *    a dropped route) is noticed too.
  * 5. Idle sessions close after `idleTimeout`; `close` sends GOAWAY on every session and lets
- *    their streams finish.
+ *    their streams finish. A session private to a client connection (outbound PROXY) gets its
+ *    GOAWAY when that client connection closes (private-keys.ts).
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as h2connect } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -27,6 +28,7 @@ import type { Backend } from '../../src/types.ts';
 import { type DialPlan, dial } from '../../src/upstream/index.ts';
 import type { Exchange, ExchangeEvents } from './exchange.ts';
 import { type Head, h2RequestHeaders, responseHeaders, trailerFields } from './headers.ts';
+import { PrivateKeys } from './private-keys.ts';
 
 /** The END_STREAM flag of a HEADERS frame (RFC 9113 §6.2). */
 const END_STREAM = 0x1;
@@ -41,6 +43,8 @@ export class H2Pool {
   readonly #sessions = new Map<string, Promise<ClientHttp2Session>>();
   /** Every open session and its number of open streams. */
   readonly #all = new Map<ClientHttp2Session, number>();
+  /** Keys private to client connections (outbound PROXY): closed with the last of them. */
+  readonly #private = new PrivateKeys((key) => this.#closeKey(key));
 
   constructor(idleTimeout: number) {
     this.#idleTimeout = idleTimeout;
@@ -97,7 +101,10 @@ export class H2Pool {
     return session;
   }
 
-  /** Opens a stream for `head` on the key's session. Rejects with ConnectError. */
+  /**
+   * Opens a stream for `head` on the key's session. `owner`: the client connection a private
+   * key (outbound PROXY) belongs to. Rejects with ConnectError.
+   */
   async open(
     backend: Backend,
     key: string,
@@ -105,8 +112,11 @@ export class H2Pool {
     attempt: number,
     head: Head,
     endStream: boolean,
+    owner?: Socket,
   ): Promise<Exchange> {
-    let session = await this.session(backend, key, plan, attempt);
+    const first = this.session(backend, key, plan, attempt);
+    if (owner !== undefined) this.#private.hold(key, owner);
+    let session = await first;
     if (session.closed || session.destroyed) {
       // It closed between its dial and this stream (GOAWAY, a dead backend): take a new one.
       this.#sessions.delete(key);
@@ -126,6 +136,17 @@ export class H2Pool {
       if (n !== undefined) this.#all.set(session, n - 1);
     });
     return h2Exchange(session, stream);
+  }
+
+  /** GOAWAY on the session of `key`: its streams finish, no new one starts there. */
+  #closeKey(key: string): void {
+    const pending = this.#sessions.get(key);
+    if (pending === undefined) return;
+    this.#sessions.delete(key);
+    pending.then(
+      (s) => s.close(),
+      () => {},
+    );
   }
 
   /** GOAWAY on every session; resolves when they have closed. */

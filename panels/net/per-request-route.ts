@@ -7,7 +7,8 @@
  * 1. Everything that can refuse the request (its Request, the body bytes in hand, CONNECT,
  *    no route, the operator) is decided before a byte goes upstream.
  * 2. The first pick names the backend, hence the link: the current link when it serves that
- *    key, else an idle pooled one (the current one is parked), else a new connection through the
+ *    key, else an idle pooled one (the current one is parked; the least recently used idle link
+ *    beyond `limits.maxIdleUpstreamsPerConnection` is closed), else a new connection through the
  *    upstream pipeline, which starts with that pick and retries per the cluster policy.
  * 3. While connecting the client is read into `pending`; `connected` frames it once the link is
  *    there. A connect that ends after the connection closed destroys its socket.
@@ -82,16 +83,20 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   return -1;
 }
 
-/** The current link if it serves `key`, else a pooled one (the current one is parked). */
+/**
+ * The current link if it serves `key`, else a pooled one; the current one is parked (LRU, at
+ * most `limits.maxIdleUpstreamsPerConnection` idle) after the pooled one was taken out, so
+ * parking never evicts the link about to be reused.
+ */
 function linkFor(d: PerRequestDriver, key: string): UpstreamLink | undefined {
   const cur = d.link;
+  if (cur !== undefined && cur.key === key && cur.reusable && !cur.socket.destroyed) return cur;
+  const pooled = d.pool.take(key);
   if (cur !== undefined) {
-    if (cur.key === key && cur.reusable && !cur.socket.destroyed) return cur;
     setLink(d, undefined);
-    if (cur.reusable && !cur.socket.destroyed) d.pool.put(cur);
+    if (cur.reusable && !cur.socket.destroyed) d.pool.put(cur, d.s.engine.limits.maxIdleUpstreamsPerConnection);
     else cur.destroy();
   }
-  const pooled = d.pool.take(key);
   if (pooled !== undefined) setLink(d, pooled);
   return pooled;
 }

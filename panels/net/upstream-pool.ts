@@ -2,42 +2,76 @@
  * Upstream connections of ONE client connection, for per-request routing. They are never shared
  * with another client connection, so a PROXY header sent on one always names its own client.
  *
+ *   take(key) ─► idle link for that backend? ──► reused (it leaves the pool)
+ *   put(link, max) ─► newest ─► [ idle links, least recently used first ] ─► over max: oldest closed
+ *
  * 1. `take(key)` hands back an idle link to that backend (same PROXY mode) that this client
- *    connection used before; `put(link)` parks the current link when a request goes elsewhere.
+ *    connection used before; `put(link, max)` parks the current link when a request goes
+ *    elsewhere. At most `max` links stay idle (`limits.maxIdleUpstreamsPerConnection`): parking
+ *    one more closes the least recently used, so a client connection holds at most `max` idle
+ *    upstream descriptors plus its current (or connecting) one, the budget src/nofile.ts checks.
  * 2. New connections go through src/upstream.ts `openUpstream`; `firstPick` makes its first
  *    attempt use the jack the driver already picked, so `findJack` runs once per attempt.
  */
 import type { Attempt, Candidates, Jack, Operator, Request } from '../../src/types.ts';
 import type { UpstreamLink } from './upstream-link.ts';
 
-/** Idle upstream links of one client connection, by `linkKey`. */
-export class UpstreamPool {
-  readonly #idle = new Map<string, UpstreamLink>();
+/** What the pool needs of a link (UpstreamLink). */
+export type PooledLink = Pick<UpstreamLink, 'key' | 'reusable' | 'destroy'> & {
+  readonly socket: { readonly destroyed: boolean };
+};
+
+/** Idle upstream links of one client connection, by `linkKey`, least recently used first. */
+export class UpstreamPool<L extends PooledLink = UpstreamLink> {
+  /** Map order is the LRU order: `put` appends, the front is evicted first. */
+  readonly #idle = new Map<string, L>();
+
+  /** Idle links held now. */
+  get size(): number {
+    return this.#idle.size;
+  }
+
+  /** The keys of the idle links, least recently used first (tests, diagnostics). */
+  keys(): string[] {
+    return [...this.#idle.keys()];
+  }
 
   /** Removes and returns the idle link for `key`, if one is still open. */
-  take(key: string): UpstreamLink | undefined {
+  take(key: string): L | undefined {
     const link = this.#idle.get(key);
     if (link === undefined) return undefined;
     this.#idle.delete(key);
     return link.reusable && !link.socket.destroyed ? link : undefined;
   }
 
-  /** Parks an idle link; a link already parked under the same key is closed (one per backend). */
-  put(link: UpstreamLink): void {
+  /**
+   * Parks an idle link as the most recently used. A link already parked under the same key is
+   * closed (one per backend); then the least recently used are closed until at most `max` stay.
+   */
+  put(link: L, max: number): void {
     const old = this.#idle.get(link.key);
-    if (old !== undefined && old !== link) old.destroy();
+    if (old !== undefined) {
+      this.#idle.delete(link.key);
+      if (old !== link) old.destroy();
+    }
     this.#idle.set(link.key, link);
+    for (const [key, lru] of this.#idle) {
+      if (this.#idle.size <= max) break;
+      this.#idle.delete(key);
+      lru.destroy();
+    }
   }
 
   /** Forgets `link` (it closed). */
-  forget(link: UpstreamLink): void {
+  forget(link: L): void {
     if (this.#idle.get(link.key) === link) this.#idle.delete(link.key);
   }
 
   /** Closes every idle link. */
   destroyAll(): void {
-    for (const link of this.#idle.values()) link.destroy();
+    const links = [...this.#idle.values()];
     this.#idle.clear();
+    for (const link of links) link.destroy();
   }
 }
 

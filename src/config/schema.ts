@@ -79,6 +79,12 @@ export const limitsSchema = z.strictObject({
   drainTimeout: duration.default(30_000),
   maxConnections: z.number().int().min(1).default(4096),
   maxConnectionsPerClient: z.number().int().min(0).default(0),
+  /**
+   * Idle upstream connections one client connection keeps for reuse besides its current one
+   * (per-request routing; least recently used closed first). Each is a descriptor counted in
+   * the nofile check (src/nofile.ts).
+   */
+  maxIdleUpstreamsPerConnection: z.number().int().min(0).max(64).default(2),
   /** HTTP/2 streams a client may have open at once on one connection (SETTINGS, http2 panel). */
   maxConcurrentStreams: z.number().int().min(1).max(2_147_483_647).default(100),
   /** After one side has finished sending, the other gets this long before both close; 0 = unbounded. */

@@ -30,7 +30,8 @@ it('http2 panel, ulimit -n 64: EMFILE answers 503 overloaded and leaves the back
       'listeners: [{ name: web, address: 127.0.0.1:0 }]',
       'addressBook: { name: file, path: servers.yaml, watch: false }',
       'admin: { address: 127.0.0.1:0 }',
-      'limits: { maxConnections: 16, drainTimeout: 1s, idleTimeout: 1s }',
+      // 2 descriptors per connection in the nofile check: 16 × 2 + 32 = 64.
+      'limits: { maxConnections: 16, maxIdleUpstreamsPerConnection: 0, drainTimeout: 1s, idleTimeout: 1s }',
       'log: { access: "off" }',
     ].join('\n'),
   );

@@ -150,16 +150,24 @@ describe('timeouts', () => {
 });
 
 describe('nofile', () => {
+  // More rows (routing, maxIdleUpstreamsPerConnection): test/unit/nofile.test.ts.
   it.each([
     [64, 16, true],
     [64, 17, false],
     [20_000, 4096, true],
-  ])('nofile %i, maxConnections %i → fits %s (2 descriptors per connection + reserve)', (nofile, max, fits) => {
-    expect(maxConnectionsFor(nofile) >= max).toBe(fits);
-    if (fits) expect(() => checkNofile('f.yaml', max, nofile)).not.toThrow();
-    else expect(() => checkNofile('f.yaml', max, nofile)).toThrow(/limits\.maxConnections: /);
-    expect(NOFILE_RESERVE).toBeGreaterThan(0);
-  });
+  ])(
+    'nofile %i, maxConnections %i → fits %s (per-connection: 2 descriptors per connection + reserve)',
+    (nofile, max, fits) => {
+      const config = {
+        routing: 'per-connection' as const,
+        limits: { maxConnections: max, maxIdleUpstreamsPerConnection: 2 },
+      };
+      expect(maxConnectionsFor(nofile) >= max).toBe(fits);
+      if (fits) expect(() => checkNofile('f.yaml', config, nofile)).not.toThrow();
+      else expect(() => checkNofile('f.yaml', config, nofile)).toThrow(/limits\.maxConnections: /);
+      expect(NOFILE_RESERVE).toBeGreaterThan(0);
+    },
+  );
 
   it('a maxConnections above the process limit is a config error at start', async () => {
     await expect(
@@ -182,7 +190,8 @@ describe('out of descriptors (ulimit -n 64, real CLI)', () => {
         'listeners: [{ name: web, address: 127.0.0.1:0 }]',
         'addressBook: { name: file, path: servers.yaml, watch: false }',
         'admin: { address: 127.0.0.1:0 }',
-        'limits: { maxConnections: 16, drainTimeout: 1s }',
+        // 2 descriptors per connection (no idle upstreams kept): 16 × 2 + 32 = 64.
+        'limits: { maxConnections: 16, maxIdleUpstreamsPerConnection: 0, drainTimeout: 1s }',
         'log: { access: "off" }',
       ].join('\n'),
     );

@@ -1,0 +1,72 @@
+/**
+ * The descriptor budget (src/nofile.ts, issue 17 item 7): what one client connection may hold
+ * per routing mode and `limits.maxIdleUpstreamsPerConnection`, and the check at start and reload.
+ */
+import { describe, expect, it } from 'vitest';
+import { limitsSchema } from '../../src/config/schema.ts';
+import {
+  checkNofile,
+  descriptorsPerConnection,
+  maxConnectionsFor,
+  NOFILE_RESERVE,
+  type NofileConfig,
+} from '../../src/nofile.ts';
+
+const config = (routing: 'per-request' | 'per-connection', limits: Record<string, unknown> = {}): NofileConfig => ({
+  routing,
+  limits: limitsSchema.parse(limits),
+});
+
+describe('nofile budget', () => {
+  it('the default: per-request routing keeps 2 idle upstreams per connection', () => {
+    expect(limitsSchema.parse({}).maxIdleUpstreamsPerConnection).toBe(2);
+    expect(descriptorsPerConnection(config('per-request'))).toBe(4);
+    expect(NOFILE_RESERVE).toBe(32);
+  });
+
+  it.each([
+    // routing, maxIdleUpstreamsPerConnection, descriptors per connection
+    ['per-connection', 2, 2], // client + backend; no pool
+    ['per-connection', 8, 2],
+    ['per-request', 0, 2], // client + current upstream
+    ['per-request', 2, 4], // + 2 idle
+    ['per-request', 4, 6],
+  ] as const)('routing %s, %i idle upstreams → %i descriptors per connection', (routing, idle, each) => {
+    expect(descriptorsPerConnection(config(routing, { maxIdleUpstreamsPerConnection: idle }))).toBe(each);
+  });
+
+  it.each([
+    // nofile, routing, maxConnections, maxIdleUpstreamsPerConnection, fits
+    [64, 'per-connection', 16, 2, true], // 16 × 2 + 32 = 64
+    [64, 'per-connection', 17, 2, false],
+    [64, 'per-request', 16, 0, true], // 16 × 2 + 32 = 64
+    [64, 'per-request', 16, 2, false], // 16 × 4 + 32 = 96
+    [64, 'per-request', 8, 2, true], // 8 × 4 + 32 = 64
+    [20_000, 'per-request', 4096, 2, true], // the defaults: 4096 × 4 + 32 = 16,416
+    [20_000, 'per-request', 4096, 4, false], // 4096 × 6 + 32 = 24,608
+    [16_415, 'per-request', 4096, 2, false],
+    [16_416, 'per-request', 4096, 2, true],
+  ] as const)('nofile %i, %s, maxConnections %i, %i idle → fits %s', (nofile, routing, max, idle, fits) => {
+    const c = config(routing, { maxConnections: max, maxIdleUpstreamsPerConnection: idle });
+    expect(maxConnectionsFor(nofile, descriptorsPerConnection(c)) >= max).toBe(fits);
+    if (fits) expect(() => checkNofile('f.yaml', c, nofile)).not.toThrow();
+    else expect(() => checkNofile('f.yaml', c, nofile)).toThrow(/limits\.maxConnections: /);
+  });
+
+  it('the error names the arithmetic and both ways out', () => {
+    const c = config('per-request', { maxConnections: 16, maxIdleUpstreamsPerConnection: 2 });
+    expect(() => checkNofile('f.yaml', c, 64)).toThrow(
+      /16 connections need 96 file descriptors \(4 each: client, upstream and limits\.maxIdleUpstreamsPerConnection 2 idle upstreams; 32 reserved\) but the nofile limit is 64; lower it to 8, or lower maxIdleUpstreamsPerConnection \(0: 2 per connection, fits 16\)/,
+    );
+    expect(() => checkNofile('f.yaml', config('per-connection', { maxConnections: 17 }), 64)).toThrow(
+      /17 connections need 66 file descriptors \(2 each: client and backend; 32 reserved\).*lower it to 16 or raise ulimit -n/,
+    );
+  });
+
+  it('maxIdleUpstreamsPerConnection is bounded: 0 to 64', () => {
+    expect(limitsSchema.safeParse({ maxIdleUpstreamsPerConnection: -1 }).success).toBe(false);
+    expect(limitsSchema.safeParse({ maxIdleUpstreamsPerConnection: 65 }).success).toBe(false);
+    expect(limitsSchema.safeParse({ maxIdleUpstreamsPerConnection: 1.5 }).success).toBe(false);
+    expect(limitsSchema.parse({ maxIdleUpstreamsPerConnection: 64 }).maxIdleUpstreamsPerConnection).toBe(64);
+  });
+});
