@@ -16,6 +16,8 @@ export const RESULT_STATUS = {
   no_backend: 503,
   connect_failed: 502,
   connect_timeout: 504,
+  /** Per-request routing: a backend's response the router cannot frame, or a 101 nobody asked for. */
+  bad_response: 502,
   overloaded: 503,
   proxy_rejected: 0,
   // The admin listener's refusals (app/admin/auth.ts); never in the access log.

@@ -6,8 +6,8 @@
  *     │ an accepted, authenticated Connection
  *     ├─ tls: terminate ── ALPN h2 ───────────────► http2 server ─┐
  *     │                 └─ ALPN http/1.1 or none ─► http server  ─┤── 'request' ─► handleStream
- *     └─ plaintext ─ sniffPreface ─┬─ h2c ────────► http2 server ─┤
- *                                  └─ http/1.1 ───► http server  ─┘
+ *     └─ plaintext ─ sniffPreface ─┬─ h2c ────────► http2 server ─┤   (listeners[].h2c: refuse →
+ *                                  └─ http/1.1 ───► http server  ─┘    GOAWAY HTTP_1_1_REQUIRED)
  *
  * 1. The servers never listen: the pipeline hands them sockets with `emit('connection')`.
  *    One pair per listener config (a reload's new config gets new servers; open sessions stay
@@ -33,6 +33,7 @@ import type { Connection } from '../../src/listener/connection.ts';
 import { connectionOf, ListenerPipeline } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
+import { H2_ERROR } from '../../src/peek/h2c.ts';
 import { statusOf } from '../../src/respond.ts';
 import type { DownResponse } from './errors.ts';
 import { HeadDeadlines } from './head-deadline.ts';
@@ -130,7 +131,8 @@ class Http2Panel implements BoundPanel {
       c,
       sniffPreface(socket, (isH2c) => {
         this.#sniffing.delete(c);
-        this.#serve(c, s, isH2c);
+        if (isH2c && c.listener.h2c === 'refuse') this.#refuseH2c(c);
+        else this.#serve(c, s, isH2c);
       }),
     );
   }
@@ -139,6 +141,14 @@ class Http2Panel implements BoundPanel {
   #serve(c: Connection, s: Servers, h2: boolean): void {
     if (h2) this.#h2Connections.add(c);
     (h2 ? s.h2 : s.h1).emit('connection', c.socket);
+  }
+
+  /** `h2c: refuse`: the preface is answered with GOAWAY HTTP_1_1_REQUIRED, as on the net panel. */
+  #refuseH2c(c: Connection): void {
+    this.#deadlines.arrived(c);
+    answer(c.socket, 'bad_request', 'h2c', H2_ERROR.HTTP_1_1_REQUIRED);
+    const reason = 'h2c: prior-knowledge HTTP/2 is refused on this listener (h2c: refuse)';
+    this.#refuseHead(c.listener, c.socket, 'bad_request', reason, 'h2c', 0);
   }
 
   /** No first request within peekTimeout: 408 on HTTP/1.1 (or while still sniffing), else a close. */

@@ -6,7 +6,8 @@
  * from the listener pipeline's Connection (src/listener/): the PROXY source is the client
  * address and its destination the VIP, `clientIpFrom: header` is honoured for trusted hops,
  * and a terminated connection's TLS facts (sni, alpn, client certificate) are the socket's.
- * A header list over `limits.maxHeaderBytes` is refused (431) before anything is routed.
+ * A header list over `limits.maxHeaderBytes` is refused (431) before anything is routed, and an
+ * HTTP/1.1 request offering `Upgrade: h2c` (or `h2`) is refused (400), as on the net panel.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
@@ -15,6 +16,7 @@ import type { ListenerConfig } from '../../src/config/schema.ts';
 import { peerError } from '../../src/errors.ts';
 import { connectionOf } from '../../src/listener/pipeline.ts';
 import { splitAuthority } from '../../src/peek/h2-fields.ts';
+import { refuseH2Upgrade, upgradeProtocols } from '../../src/peek/http1-fields.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { createRequest } from '../../src/request.ts';
 import { tlsFactsOf } from '../../src/tls/facts.ts';
@@ -90,6 +92,10 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
   if (h2 && conn !== undefined && headerListSize(raw) > conn.engine.limits.maxHeaderBytes) {
     throw peerError('header_too_large', `request: header list over ${conn.engine.limits.maxHeaderBytes} bytes`);
   }
+  // The HTTP/1.1 fallback refuses `Upgrade: h2c` as the net panel does (400). Node's server would
+  // pass it on as a plain request (no 'upgrade' listener) and the panel drops Upgrade upstream,
+  // so nothing could switch; the refusal keeps one answer for one request on every panel.
+  if (!h2) refuseH2Upgrade(upgradeProtocols(valuesOf(raw)('upgrade')), 'request');
   const method = req.method ?? 'GET';
   if (method === 'CONNECT') throw peerError('method_not_allowed', 'request: connect is not proxied by the http2 panel');
   const target = h2 ? ((req.headers[':path'] as string | undefined) ?? '') : (req.url ?? '');

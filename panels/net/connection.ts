@@ -83,6 +83,7 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
       peekTimeout: c.remaining(),
       maxHeaderBytes: engine.limits.maxHeaderBytes,
       tls: listener.tls,
+      h2c: listener.h2c,
       proxy: c.proxy,
     });
   } catch (e) {

@@ -15,6 +15,8 @@ export class Exchange {
   readonly method: string;
   /** An Upgrade or CONNECT request: bytes after it wait until the response decides. */
   readonly mayTunnel: boolean;
+  /** The protocols the request offered in Upgrade (with Connection: upgrade); a 101 may switch to these only. */
+  readonly upgradeTo: readonly string[];
   /** The client asked to close after this exchange (Connection: close, HTTP/1.0). */
   readonly clientClose: boolean;
   requestDone = false;
@@ -37,6 +39,7 @@ export class Exchange {
     this.#write = write;
     this.method = head?.method ?? '';
     this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
+    this.upgradeTo = head?.upgradeTo ?? [];
     this.clientClose = head?.connectionClose ?? true;
     this.record = { listener, client, protocol: 'http1', bytesIn: 0, bytesOut: 0, durationMs: 0, result: 'ok' };
     if (request !== undefined) {

@@ -25,7 +25,11 @@ export function drain(d: PerRequestDriver): void {
   if (d.begun && d.state === 'head' && d.exchange === undefined && d.pending === undefined) close(d, 'ok');
 }
 
-/** A request the router answers itself: sent once nothing is in flight (always so here). */
+/**
+ * A request the router answers itself: sent once nothing is in flight (always so here: a head
+ * is routed only after the previous response, and a broken response is answered only while
+ * none of it went out).
+ */
 export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): void {
   const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, d.s.requestLog);
   d.exchange = undefined;

@@ -8,7 +8,9 @@
  *
  *   101 / CONNECT 2xx (tunnel) ─► splice the client and the link (src/splice.ts) until either ends
  *   link failed (broken) ─► the exchange ends with why; the client is closed, or cut when part of
- *                           the response already went out
+ *                           the response already went out; a response the router cannot frame
+ *                           (bad_response, a 101 nobody asked for included) is answered 502
+ *                           while nothing of it went out
  *
  * Events from a link that is no longer the current one (pooled, replaced) only remove it.
  */
@@ -16,7 +18,7 @@ import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
 import { splice } from '../../src/splice.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
-import { abort, close, finish } from './per-request-end.ts';
+import { abort, close, finish, refuse } from './per-request-end.ts';
 import { setLink } from './per-request-route.ts';
 import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
 
@@ -95,8 +97,14 @@ export function broken(d: PerRequestDriver, link: UpstreamLink, why: LinkBreak, 
   setLink(d, undefined);
   const ex = d.exchange;
   if (ex === undefined) return;
-  d.exchange = undefined;
   ex.record.bytesOut = link.bytesOut;
+  if (why === 'bad_response' && link.bytesOut === 0) {
+    // Nothing of the response reached the client, so no answer can interleave: it gets the
+    // router's 502 (X-Switchboard-Error: bad_response) instead of a bare close, then a close.
+    refuse(d, 'bad_response', reason);
+    return;
+  }
+  d.exchange = undefined;
   ex.finish(why, undefined, reason);
   // Nothing of the response went out: a clean close. Part of it did: cut it, so it shows.
   if (link.bytesOut === 0) close(d, why);

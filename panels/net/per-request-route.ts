@@ -123,7 +123,7 @@ function start(d: PerRequestDriver, link: UpstreamLink, attempts: number | undef
     if (ex.record.cluster !== undefined) c.cluster = ex.record.cluster;
     if (attempts !== undefined) c.attempts = attempts;
   }
-  link.expect(ex.method);
+  link.expect(ex.method, ex.upgradeTo);
   d.state = 'body';
 }
 

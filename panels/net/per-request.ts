@@ -11,15 +11,21 @@
  *    held (at most maxHeaderBytes, then the client is paused) until the response is complete,
  *    so pipelined requests are answered in order and every request can go to another backend
  *    without two responses ever interleaving.
- * 2. A head is validated (hazard rows 1–13), then the body bytes already in hand are framed
- *    before anything is written, so a request refused for its head or for a chunk size in the
- *    same read never reaches a backend (answered 400, then closed).
+ * 2. A head is validated (hazard rows 1–13, and no `Upgrade: h2c`), then the body bytes already
+ *    in hand are framed before anything is written, so a request refused for its head or for a
+ *    chunk size in the same read never reaches a backend (answered 400, then closed). A body
+ *    error in bytes read later, after the head went upstream, destroys the upstream connection
+ *    (the backend sees a truncated request and nothing after it) and answers 400, or cuts the
+ *    client when part of the response already went out.
  * 3. The chosen backend's link is the current one, an idle one this client used before
  *    (UpstreamPool), or a new connection with the cluster's PROXY header and retries.
  * 4. The router's own answers (404, 405, 502…) go out once the previous response is complete;
  *    they carry `Connection: close` and the connection closes.
- * 5. 101 or a 2xx to CONNECT makes the connection an opaque tunnel (src/splice.ts); bytes the
- *    client sent after such a request wait until the response decides what they are.
+ * 5. 101 to a request that offered that protocol in Upgrade, or a 2xx to CONNECT, makes the
+ *    connection an opaque tunnel (src/splice.ts); bytes the client sent after such a request
+ *    wait until the response decides what they are. A response the router cannot frame, a 101
+ *    to any other request included, is answered 502 `bad_response` while none of it went out
+ *    (else the client is cut); either way the connection closes.
  * 6. A close-delimited response, a client `Connection: close`, or a client FIN end the
  *    connection after the exchange; a backend that closes is replaced for the next request.
  *

@@ -5,9 +5,12 @@
  *   backend ──data──► [ head (Http1ResponseScanner) │ body (BodyTracker) ] ──one write per read──► client
  *                       1xx: forwarded, next head    done → owner.responseDone
  *                       101 / CONNECT 2xx → owner.tunnel (no more parsing)
+ *                       unframeable, or a 101 nobody asked for → owner.broken('bad_response')
  *
- * 1. `expect(method)` arms the link for the response to one request; bytes from an idle link
- *    are a protocol violation and close it.
+ * 1. `expect(method, upgradeTo)` arms the link for the response to one request; bytes from an
+ *    idle link are a protocol violation and close it. A 101 becomes a tunnel only if the request
+ *    offered the protocol it switches to (src/peek/http1-response.ts step 5); a 2xx only for
+ *    CONNECT.
  * 2. Each read is framed in place and the contiguous bytes that belong to the response are
  *    written to the client in one write; when the client's buffer is full the backend is paused
  *    until 'drain' (backpressure).
@@ -82,6 +85,7 @@ export class UpstreamLink {
   readonly #outlier: OutlierStatus | undefined;
   readonly #scanner: Http1ResponseScanner;
   #method: string | undefined;
+  #upgradeTo: readonly string[] = [];
   #pendingHead: Buffer | undefined;
   #body: BodyTracker | undefined;
   #gone = false;
@@ -120,9 +124,13 @@ export class UpstreamLink {
     return this.#method !== undefined;
   }
 
-  /** Arms the link for the response to a request with `method`. */
-  expect(method: string): void {
+  /**
+   * Arms the link for the response to a request with `method` that offered `upgradeTo` (its
+   * Http1Head.upgradeTo; empty when it did not ask to upgrade).
+   */
+  expect(method: string, upgradeTo: readonly string[] = []): void {
     this.#method = method;
+    this.#upgradeTo = upgradeTo;
     this.bytesOut = 0;
     this.#scanner.reset();
     this.#pendingHead = undefined;
@@ -172,7 +180,7 @@ export class UpstreamLink {
     while (off < buf.length) {
       if (this.#body === undefined) {
         const view = off === 0 ? buf : buf.subarray(off);
-        const head = this.#scanner.feed(view, method);
+        const head = this.#scanner.feed(view, method, this.#upgradeTo);
         if (head === undefined) {
           this.#pendingHead = view;
           break;

@@ -50,6 +50,12 @@ export const listenerSchema = z.strictObject({
   /** With `tls: terminate`: ask clients for a certificate signed by `ca`; `required` refuses those without. */
   clientAuth: z.strictObject({ ca: z.string().min(1), required: z.boolean().default(true) }).optional(),
   allowConnect: z.boolean().default(false),
+  /**
+   * HTTP/2 with prior knowledge in cleartext (the h2c preface): `allow`, or `refuse` with a GOAWAY
+   * (HTTP_1_1_REQUIRED). The net panel routes an h2c connection by its first stream only, so a
+   * listener whose rules must see every request refuses it; the http2 panel routes every stream.
+   */
+  h2c: z.enum(['allow', 'refuse']).default('allow'),
   /** connection: PROXY source or socket peer; header: a trusted hop's forwarded header (src/client-ip.ts). */
   clientIpFrom: z.enum(['connection', 'header']).default('connection'),
   /** The header `clientIpFrom: header` reads. */

@@ -16,6 +16,8 @@ export const H2_ERROR = {
   FRAME_SIZE_ERROR: 0x6,
   COMPRESSION_ERROR: 0x9,
   ENHANCE_YOUR_CALM: 0xb,
+  /** The listener refuses HTTP/2 (`h2c: refuse`): the client should use HTTP/1.1. */
+  HTTP_1_1_REQUIRED: 0xd,
 } as const;
 
 /** Frame types (RFC 9113 §6). */

@@ -136,6 +136,45 @@ export function connectionTokens(values: readonly string[]): Set<string> {
   return tokens;
 }
 
+/**
+ * The protocol names an Upgrade field offers or announces (RFC 9110 §7.8: `protocol-name
+ * ["/" protocol-version]`), lower-cased and without versions, in order; empty elements skipped.
+ */
+export function upgradeProtocols(values: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    for (const p of splitList(value)) {
+      if (p === '') continue;
+      const slash = p.indexOf('/');
+      out.push((slash === -1 ? p : p.slice(0, slash)).toLowerCase());
+    }
+  }
+  return out;
+}
+
+/**
+ * Upgrades to HTTP/2 that a request may not ask for: `h2c` (RFC 9113 §3.1 deprecates the
+ * HTTP/1.1 upgrade to cleartext HTTP/2) and `h2` (never valid in Upgrade, RFC 7540 §3.3). After
+ * such an upgrade one connection would carry many requests the router never sees, so per-request
+ * rules would stop applying; HAProxy and Envoy refuse it too.
+ */
+const REFUSED_UPGRADES = new Set(['h2c', 'h2']);
+
+/**
+ * Refuses a request whose Upgrade field offers HTTP/2 (`h2c`, `h2`), whether or not Connection
+ * lists `upgrade`: a lenient backend might switch anyway. `who` prefixes the message.
+ */
+export function refuseH2Upgrade(protocols: readonly string[], who: string): void {
+  for (const p of protocols) {
+    if (REFUSED_UPGRADES.has(p)) {
+      throw bad(
+        who,
+        `Upgrade: ${p} is refused (RFC 9113 §3.1: cleartext HTTP/2 starts with prior knowledge, not an upgrade)`,
+      );
+    }
+  }
+}
+
 /** Shortens peer-supplied text quoted in an error message. */
 export function clip(s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}…` : s;

@@ -1,7 +1,7 @@
 /**
  * The HTTP/1 response-head peek, for per-request routing: where does this response end?
  *
- * 1. `Http1ResponseScanner.feed(buf, requestMethod)` finds the head like the request peek
+ * 1. `Http1ResponseScanner.feed(buf, requestMethod, upgradeTo)` finds the head like the request peek
  *    (HeadScanner: bare CR/LF refused, at most one leading CRLF, `maxHeaderBytes` → 431).
  * 2. The status line must be `HTTP/1.0|1.1 SP 3DIGIT [SP reason]`; field lines follow the same
  *    strict rules as requests, and llhttp must accept the head and agree on status and fields.
@@ -12,6 +12,10 @@
  * 4. Transfer-Encoding together with Content-Length, Transfer-Encoding on HTTP/1.0, `chunked`
  *    not last or twice, and any invalid or repeated Content-Length are refused (bad_request):
  *    the caller must not keep the connection when it cannot tell where the response ends.
+ * 5. A 101 is a tunnel only when the request asked to upgrade (`upgradeTo`, the protocols it
+ *    offered with `Connection: upgrade`) and the 101's Upgrade names only offered protocols
+ *    (RFC 9110 §7.8, §15.2.2); any other 101 is refused, so a backend cannot turn a plain
+ *    request's connection into a tunnel that later requests, routed elsewhere, would enter.
  */
 
 import { peerError } from '../errors.ts';
@@ -26,11 +30,13 @@ import {
   parseContentLength,
   parseFieldLine,
   splitList,
+  upgradeProtocols,
 } from './http1-fields.ts';
 import { HeadScanner } from './http1-scan.ts';
 import { llhttpHead } from './llhttp.ts';
 
 const WHO = 'http1 response';
+const NONE: readonly string[] = Object.freeze([]);
 
 /** A validated HTTP/1 response head. */
 export interface Http1ResponseHead {
@@ -52,11 +58,17 @@ export class Http1ResponseScanner {
     this.#scanner = new HeadScanner('response', maxHeaderBytes);
   }
 
-  /** Feeds the accumulated buffer; undefined means "need more bytes". */
-  feed(buf: Buffer, requestMethod: string): Http1ResponseHead | undefined {
+  /**
+   * Feeds the accumulated buffer; undefined means "need more bytes". `upgradeTo` is what the
+   * request offered to switch to (Http1Head.upgradeTo; empty: it did not ask to upgrade).
+   */
+  feed(buf: Buffer, requestMethod: string, upgradeTo: readonly string[] = NONE): Http1ResponseHead | undefined {
     const end = this.#scanner.scan(buf);
     if (end === -1) return undefined;
-    return parseResponse(buf, this.#scanner.start, this.#scanner.startLineEnd, end, requestMethod);
+    return parseResponse(buf, this.#scanner.start, this.#scanner.startLineEnd, end, {
+      method: requestMethod,
+      upgradeTo,
+    });
   }
 
   /** Starts over for a new head at offset 0 of the next buffer. */
@@ -70,8 +82,15 @@ export function peekHttp1Response(
   buf: Buffer,
   maxHeaderBytes: number,
   requestMethod: string,
+  upgradeTo: readonly string[] = NONE,
 ): Http1ResponseHead | undefined {
-  return new Http1ResponseScanner(maxHeaderBytes).feed(buf, requestMethod);
+  return new Http1ResponseScanner(maxHeaderBytes).feed(buf, requestMethod, upgradeTo);
+}
+
+/** What the response answers: the request's method and the protocols it offered in Upgrade. */
+interface Asked {
+  readonly method: string;
+  readonly upgradeTo: readonly string[];
 }
 
 function bad(what: string): Error {
@@ -80,7 +99,7 @@ function bad(what: string): Error {
 
 const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: .*)?$/s;
 
-function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number, method: string): Http1ResponseHead {
+function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number, asked: Asked): Http1ResponseHead {
   const m = STATUS_LINE.exec(buf.toString('latin1', start, lineEnd));
   if (m === null) throw bad('status line is not "HTTP/1.x nnn reason"');
   const versionMinor = m[1] === '1' ? 1 : 0;
@@ -106,19 +125,22 @@ function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number,
   const connection: string[] = [];
   const te: string[] = [];
   const cl: string[] = [];
+  const upgrade: string[] = [];
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
     if (lower === 'connection') connection.push(value);
     else if (lower === 'transfer-encoding') te.push(value);
     else if (lower === 'content-length') cl.push(value);
+    else if (lower === 'upgrade') upgrade.push(value);
   }
+  if (status === 101) checkSwitch(upgrade, asked.upgradeTo);
   const tokens = connectionTokens(connection);
   return {
     status,
     versionMinor,
     headers,
     headLength: end,
-    bodyFraming: responseFraming(status, versionMinor, method, te, cl),
+    bodyFraming: responseFraming(status, versionMinor, asked.method, te, cl),
     connectionClose: tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive')),
   };
 }
@@ -136,6 +158,19 @@ function responseFraming(status: number, versionMinor: 0 | 1, method: string, te
   if (length === 0) return NO_BODY;
   if (length > 0) return { kind: 'length', length };
   return { kind: 'close' };
+}
+
+/** A 101 must answer an upgrade request and switch to a protocol it offered (step 5). */
+function checkSwitch(upgrade: readonly string[], offered: readonly string[]): void {
+  if (offered.length === 0) {
+    throw bad('101 Switching Protocols to a request that did not ask to upgrade (RFC 9110 §7.8)');
+  }
+  const announced = upgradeProtocols(upgrade);
+  if (announced.length === 0) throw bad('101 Switching Protocols without an Upgrade header (RFC 9110 §15.2.2)');
+  for (const p of announced) {
+    if (!offered.includes(p))
+      throw bad(`101 switches to "${clip(p)}", which the request did not offer (RFC 9110 §7.8)`);
+  }
 }
 
 /** True when the Transfer-Encoding list ends in chunked; `chunked` elsewhere is refused. */

@@ -19,7 +19,8 @@
  * 4. Choices: one leading empty line is skipped (a second → 400); more than one Content-Length
  *    (even identical: `5, 5` or two `5` lines) is refused, as llhttp and nginx do; more than
  *    one Transfer-Encoding line is refused; `Content-Length: 0` is framing `none`; methods
- *    llhttp does not know are refused.
+ *    llhttp does not know are refused; an Upgrade offering `h2c` or `h2` is refused (RFC 9113
+ *    §3.1), with or without `Connection: upgrade`.
  */
 
 import { peerError } from '../errors.ts';
@@ -32,6 +33,8 @@ import {
   parseContentLength,
   parseFieldLine,
   type RequestBodyFraming,
+  refuseH2Upgrade,
+  upgradeProtocols,
 } from './http1-fields.ts';
 import { type Authority, parseAuthority, sameAuthority } from './http1-host.ts';
 import { HeadScanner } from './http1-scan.ts';
@@ -60,6 +63,11 @@ export interface Http1Head {
   readonly bodyFraming: RequestBodyFraming;
   /** `Connection: upgrade` together with an Upgrade header. */
   readonly upgrade: boolean;
+  /**
+   * The protocols the request offers to switch to (lower-cased names, no versions) when
+   * `upgrade` is true, else empty: a 101 answer may only announce these (RFC 9110 §7.8).
+   */
+  readonly upgradeTo: readonly string[];
   /** `Connection: close`, or HTTP/1.0 without `keep-alive`. */
   readonly connectionClose: boolean;
   readonly expectContinue: boolean;
@@ -91,6 +99,8 @@ export function peekHttp1(buf: Buffer, maxHeaderBytes: number): Http1Head | unde
   return new Http1HeadScanner(maxHeaderBytes).feed(buf);
 }
 
+const NONE: readonly string[] = Object.freeze([]);
+
 /** Methods whose body an HTTP/1.0 hop may not expect (hazard #15). */
 const NO_BODY_1_0 = new Set(['GET', 'HEAD', 'DELETE']);
 
@@ -104,7 +114,7 @@ interface Gathered {
   contentLength: string[];
   transferEncoding: string[];
   connection: string[];
-  upgrade: boolean;
+  upgrade: string[];
   expect: string | undefined;
 }
 
@@ -118,7 +128,7 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Ht
     contentLength: [],
     transferEncoding: [],
     connection: [],
-    upgrade: false,
+    upgrade: [],
     expect: undefined,
   };
   const at = lineEnd + 2;
@@ -142,8 +152,11 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Ht
   if (versionMinor === 0 && bodyFraming.kind !== 'none' && NO_BODY_1_0.has(method)) {
     throw bad(`a body on an HTTP/1.0 ${method} request`);
   }
+  const offered = upgradeProtocols(g.upgrade);
+  refuseH2Upgrade(offered, 'http1');
   crossCheck(buf.subarray(start, end), target, versionMinor, headers.length);
   const tokens = connectionTokens(g.connection);
+  const upgrade = g.upgrade.length > 0 && tokens.has('upgrade');
   return {
     method,
     target,
@@ -155,7 +168,8 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Ht
     query: parts.query,
     headLength: end,
     bodyFraming,
-    upgrade: g.upgrade && tokens.has('upgrade'),
+    upgrade,
+    upgradeTo: upgrade ? offered : NONE,
     connectionClose: tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive')),
     expectContinue: g.expect !== undefined && g.expect.toLowerCase() === '100-continue',
   };
@@ -171,7 +185,7 @@ function gather(g: Gathered, [name, value]: HeaderPair): void {
       if (name.toLowerCase() === 'expect') g.expect = value;
       break;
     case 7:
-      if (name.toLowerCase() === 'upgrade') g.upgrade = true;
+      if (name.toLowerCase() === 'upgrade') g.upgrade.push(value);
       break;
     case 10:
       if (name.toLowerCase() === 'connection') g.connection.push(value);

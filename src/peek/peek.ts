@@ -13,7 +13,7 @@
 import type { Socket } from 'node:net';
 import { isSwitchboardError, type ResultCode } from '../errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
-import { type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
+import { type H2cMode, type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
 
 /** What the peek found: the sniffed head, the bytes to replay, and the PROXY header if any. */
 export type Peeked = Sniffed & { readonly buffer: Buffer; readonly proxy: ProxyHeader | undefined };
@@ -37,6 +37,8 @@ export interface PeekOptions {
   readonly peekTimeout: number;
   readonly maxHeaderBytes: number;
   readonly tls: TlsMode;
+  /** `refuse`: an h2c preface fails the peek with a GOAWAY code (listeners[].h2c). */
+  readonly h2c: H2cMode;
   /** The PROXY header the listener pipeline already read (src/listener/proxy-in.ts), carried on. */
   readonly proxy: ProxyHeader | undefined;
 }
@@ -44,7 +46,7 @@ export interface PeekOptions {
 /** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
 export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked> {
   return new Promise((resolve, reject) => {
-    const sniffer = new Sniffer(options.maxHeaderBytes, options.tls);
+    const sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c);
     let buffer: Buffer | undefined;
     const settle = () => {
       clearTimeout(timer);

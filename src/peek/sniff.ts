@@ -6,10 +6,12 @@
  *   "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" ... h2c → first HEADERS (HPACK) → :authority, :path
  *   anything else ..................... HTTP/1 request head (llhttp + our strict rules)
  *
- * A `Sniffer` lives for one connection's peek so incremental scanners keep their offsets.
+ * A `Sniffer` lives for one connection's peek so incremental scanners keep their offsets. A
+ * `tls: passthrough` listener refuses anything but TLS; an `h2c: refuse` one refuses the h2c
+ * preface (GOAWAY HTTP_1_1_REQUIRED) before reading a frame.
  */
 import { peerError } from '../errors.ts';
-import { type H2cHead, looksLikeH2c, peekH2c } from './h2c.ts';
+import { H2_ERROR, type H2cHead, H2PeekError, looksLikeH2c, peekH2c } from './h2c.ts';
 import { type Http1Head, Http1HeadScanner } from './http1.ts';
 import { type ClientHello, looksLikeTls, peekClientHello } from './tls-hello.ts';
 
@@ -23,16 +25,21 @@ export type SniffedKind = Sniffed['kind'];
 /** What a listener lets through: `off` = HTTP (TLS still passed through), `passthrough` = TLS only. */
 export type TlsMode = 'off' | 'passthrough' | 'terminate';
 
+/** Whether a listener takes HTTP/2 with prior knowledge in cleartext (listeners[].h2c). */
+export type H2cMode = 'allow' | 'refuse';
+
 export class Sniffer {
   readonly #maxHeaderBytes: number;
   readonly #tls: TlsMode;
+  readonly #h2c: H2cMode;
   #http1: Http1HeadScanner | undefined;
   /** The protocol the bytes looked like, once known (for choosing how to answer errors). */
   kind: SniffedKind | undefined;
 
-  constructor(maxHeaderBytes: number, tls: TlsMode) {
+  constructor(maxHeaderBytes: number, tls: TlsMode, h2c: H2cMode = 'allow') {
     this.#maxHeaderBytes = maxHeaderBytes;
     this.#tls = tls;
+    this.#h2c = h2c;
   }
 
   /** Decides on `buf` (every byte after the PROXY header); undefined = need more bytes. */
@@ -46,6 +53,13 @@ export class Sniffer {
       }
       if (this.#tls === 'passthrough' && this.kind !== 'tls') {
         throw peerError('bad_request', `${this.kind}: this listener accepts TLS only (tls: passthrough)`);
+      }
+      if (this.kind === 'h2c' && this.#h2c === 'refuse') {
+        // Refused at the preface, before any frame is read: nothing of it is routed or forwarded.
+        throw new H2PeekError(
+          H2_ERROR.HTTP_1_1_REQUIRED,
+          'h2c: prior-knowledge HTTP/2 is refused on this listener (h2c: refuse)',
+        );
       }
     }
     switch (this.kind) {

@@ -193,3 +193,44 @@ export const chunkExtension: fc.Arbitrary<ChunkExt> = fc
     });
     return { text: text + trailing, valid, bws: bws || trailing !== '' };
   });
+
+/**
+ * Upgrade field lines of a request (RFC 9110 §7.8, `protocol-name ["/" protocol-version]`),
+ * spelled in the ways peers differ on: case, versions, list position, OWS, several lines.
+ * `h2` is true when any element names `h2c` or `h2` (the router refuses those, RFC 9113 §3.1);
+ * `names` are the lower-cased protocol names in order.
+ */
+export interface UpgradeOffer {
+  readonly lines: readonly string[];
+  readonly names: readonly string[];
+  readonly h2: boolean;
+}
+
+const upgradeName = fc.constantFrom(
+  'websocket',
+  'WebSocket',
+  'h2c',
+  'H2C',
+  'h2',
+  'H2',
+  'h2c-14',
+  'xh2c',
+  'HTTP',
+  'TLS',
+);
+const upgradeElement = fc
+  .tuple(upgradeName, fc.option(fc.constantFrom('1', '2.0', '13'), { nil: undefined }))
+  .map(([name, v]) => ({ name, text: v === undefined ? name : `${name}/${v}` }));
+const listSep = fc.constantFrom(',', ', ', ' ,', '\t,\t');
+
+/** Upgrade offers: one to three lines of one to three elements each. */
+export const upgradeOffer: fc.Arbitrary<UpgradeOffer> = fc
+  .array(fc.tuple(fc.array(upgradeElement, { minLength: 1, maxLength: 3 }), listSep), { minLength: 1, maxLength: 3 })
+  .map((lines) => {
+    const names = lines.flatMap(([els]) => els.map((e) => e.name.toLowerCase()));
+    return {
+      lines: lines.map(([els, sep]) => els.map((e) => e.text).join(sep)),
+      names,
+      h2: names.some((n) => n === 'h2c' || n === 'h2'),
+    };
+  });

@@ -18,6 +18,7 @@ import { createServer as createTlsServer, type PeerCertificate, connect as tlsCo
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ConfigError } from '../../src/config/errors.ts';
+import { block, goawayCode, headers, prelude } from '../fixtures/h2/build.ts';
 import {
   closedPort,
   startHttpBackend,
@@ -737,6 +738,71 @@ export const scenarios: readonly Scenario[] = [
             'the requests counted',
           ).catch(() => {});
           expect(counted).toBe(N);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
+    name: 'Upgrade: h2c is refused with 400 and reaches no backend, even one that would switch',
+    spec: 'README HTTP/1 routing: what the router checks (RFC 9113 §3.1); issue 17 item 5',
+    async run(p) {
+      // An h2c-capable backend: it answers any request with 101 to h2c.
+      const h2c = await startTcpBackend('h2c', (socket) => {
+        socket.once('data', () =>
+          socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n'),
+        );
+      });
+      try {
+        await withRouter(p, { addressBook: book(cluster([h2c.address])) }, async (r) => {
+          const res = await rawRequest(
+            r.port(),
+            // get() adds `Connection: close`: the Connection tokens are the union of both lines.
+            get('/', 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n'),
+          );
+          expect(statusOf(res)).toBe(400);
+          expect(res.toString('latin1')).toMatch(/x-switchboard-error: bad_request/i);
+          expect(h2c.hits).toBe(0);
+        });
+      } finally {
+        await closeAll(h2c);
+      }
+    },
+  },
+  {
+    name: 'listeners[].h2c: refuse: the h2c preface gets GOAWAY HTTP_1_1_REQUIRED and an access line, HTTP/1 is served',
+    spec: 'README listeners: h2c (allow | refuse); issue 17 item 5',
+    async run(p) {
+      const web = await startHttpBackend('web');
+      try {
+        const listeners = [{ name: 'web', address: '127.0.0.1:0', h2c: 'refuse' }];
+        await withRouter(p, { listeners, addressBook: book(cluster([web.address])) }, async (r) => {
+          const reply = await new Promise<Buffer>((resolve) => {
+            const s = netConnect({ port: r.port(), host: '127.0.0.1', allowHalfOpen: true });
+            const chunks: Buffer[] = [];
+            s.on('data', (c: Buffer) => chunks.push(c));
+            s.on('error', () => {});
+            s.on('close', () => resolve(Buffer.concat(chunks)));
+            s.end(
+              Buffer.concat([
+                prelude(),
+                headers(
+                  block([
+                    [':method', 'GET'],
+                    [':scheme', 'http'],
+                    [':authority', HOST],
+                    [':path', '/'],
+                  ]),
+                ),
+              ]),
+            );
+          });
+          expect(goawayCode(reply)).toBe(0xd);
+          expect(web.hits).toBe(0);
+          await r.waitForAccess(1, 4_000);
+          expect(r.access[0]).toMatchObject({ result: 'bad_request', reason: expect.stringMatching(/h2c: refuse/) });
+          expect(bodyOf((await rawRequest(r.port(), get())).toString('latin1'))).toMatchObject({ backend: 'web' });
         });
       } finally {
         await closeAll(web);

@@ -183,6 +183,31 @@ const rejected: [string, string, string, string][] = [
     'HEADER_TOO_LARGE',
     'RFC 6585 §5 (431)',
   ],
+  // Issue 17 item 5: after an upgrade to h2c one connection carries requests no rule sees.
+  [
+    'Upgrade: h2c',
+    `GET / HTTP/1.1\r\n${H}Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n`,
+    'BAD_REQUEST',
+    'RFC 9113 §3.1 (the h2c upgrade is deprecated)',
+  ],
+  [
+    'Upgrade: h2c without Connection: upgrade',
+    `GET / HTTP/1.1\r\n${H}Upgrade: h2c\r\n\r\n`,
+    'BAD_REQUEST',
+    'RFC 9113 §3.1 (a lenient backend may switch anyway)',
+  ],
+  [
+    'Upgrade: H2C/1 after websocket',
+    `GET / HTTP/1.1\r\n${H}Connection: upgrade\r\nUpgrade: websocket, H2C/1\r\n\r\n`,
+    'BAD_REQUEST',
+    'RFC 9110 §7.8 (protocol-name case-insensitive)',
+  ],
+  [
+    'Upgrade: h2 on a second line',
+    `GET / HTTP/1.1\r\n${H}Connection: upgrade\r\nUpgrade: websocket\r\nUpgrade: h2\r\n\r\n`,
+    'BAD_REQUEST',
+    'RFC 7540 §3.3 (h2 is never an Upgrade token)',
+  ],
 ];
 
 describe('peekHttp1: hazard table (reference/peers-reliability.md §3)', () => {

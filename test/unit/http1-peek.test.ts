@@ -114,13 +114,13 @@ const accepted: [string, string, Partial<Http1Head>, string][] = [
   [
     'upgrade, close, expect',
     'GET /ws HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\nExpect: 100-Continue\r\n\r\n',
-    { upgrade: true, connectionClose: false, expectContinue: true },
+    { upgrade: true, upgradeTo: ['websocket'], connectionClose: false, expectContinue: true },
     'RFC 9110 §7.8, §10.1.1',
   ],
   [
     'Upgrade without Connection: upgrade is not an upgrade',
     'GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: close\r\n\r\n',
-    { upgrade: false, connectionClose: true },
+    { upgrade: false, upgradeTo: [], connectionClose: true },
     'RFC 9110 §7.8',
   ],
   [

@@ -8,13 +8,17 @@ import { Http1ResponseScanner, peekHttp1Response } from '../../src/peek/http1-re
 const b = (s: string) => Buffer.from(s, 'latin1');
 const MAX = 16384;
 
+/** The request a response answers: its method, or its method and the protocols its Upgrade offered. */
+type Asked = string | readonly [string, readonly string[]];
+
 /** Result of a response peek fed `step` bytes at a time: the framing, 'more', or an error code. */
-function framingOf(head: string, method: string, step: number): BodyFraming | string {
+function framingOf(head: string, asked: Asked, step: number): BodyFraming | string {
+  const [method, upgradeTo] = typeof asked === 'string' ? [asked, []] : asked;
   const bytes = b(head);
   const scanner = new Http1ResponseScanner(MAX);
   try {
     for (let n = Math.min(step, bytes.length); ; n = Math.min(n + step, bytes.length)) {
-      const r = scanner.feed(bytes.subarray(0, n), method);
+      const r = scanner.feed(bytes.subarray(0, n), method, upgradeTo);
       if (r !== undefined) {
         expect(r.headLength).toBe(bytes.length);
         return r.bodyFraming;
@@ -27,8 +31,8 @@ function framingOf(head: string, method: string, step: number): BodyFraming | st
   }
 }
 
-// [name, response head, request method, expected framing or error code, source]
-const rows: [string, string, string, BodyFraming | string, string][] = [
+// [name, response head, request method (and offered upgrades), expected framing or error code, source]
+const rows: [string, string, Asked, BodyFraming | string, string][] = [
   [
     'content-length',
     'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n',
@@ -86,9 +90,44 @@ const rows: [string, string, string, BodyFraming | string, string][] = [
   [
     '101 → tunnel',
     'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n',
-    'GET',
+    ['GET', ['websocket']],
     { kind: 'tunnel' },
     'RFC 9112 §6.3 r2',
+  ],
+  [
+    '101 naming an offered protocol with a version, any case → tunnel',
+    'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: WebSocket/13\r\n\r\n',
+    ['GET', ['foo', 'websocket']],
+    { kind: 'tunnel' },
+    'RFC 9110 §7.8',
+  ],
+  [
+    '101 to a request that did not ask to upgrade',
+    'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\n',
+    'GET',
+    'SWB_ERR_BAD_REQUEST',
+    'RFC 9110 §7.8 (issue 17 item 5)',
+  ],
+  [
+    '101 switching to a protocol the request did not offer',
+    'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\n',
+    ['GET', ['websocket']],
+    'SWB_ERR_BAD_REQUEST',
+    'RFC 9110 §7.8',
+  ],
+  [
+    '101 without an Upgrade header',
+    'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n',
+    ['GET', ['websocket']],
+    'SWB_ERR_BAD_REQUEST',
+    'RFC 9110 §15.2.2',
+  ],
+  [
+    '2xx to GET is not a tunnel',
+    'HTTP/1.1 200 Connection Established\r\n\r\n',
+    'GET',
+    { kind: 'close' },
+    'RFC 9112 §6.3 r2, r8',
   ],
   [
     'CONNECT 200 → tunnel',

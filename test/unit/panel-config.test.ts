@@ -143,3 +143,15 @@ describe('switchboard check', () => {
     expect((await check('net')).code).toBe(0);
   });
 });
+
+describe('listeners[].h2c (issue 17 item 5)', () => {
+  it('defaults to allow; refuse loads on every panel; anything else is a config error naming the path', async () => {
+    expect((await load({})).config.listeners[0]?.h2c).toBe('allow');
+    const refuse = { listeners: [{ name: 'web', address: '127.0.0.1:0', h2c: 'refuse' }] };
+    for (const panel of ['net', 'http2', { name: 'worker', threads: 2, engine: 'http2' }]) {
+      expect((await load({ ...refuse, panel })).config.listeners[0]?.h2c).toBe('refuse');
+    }
+    const errors = await errorsOf({ listeners: [{ name: 'web', address: '127.0.0.1:0', h2c: 'deny' }] });
+    expect(errors.some((e) => e.startsWith('listeners[0].h2c: '))).toBe(true);
+  });
+});
