@@ -84,6 +84,7 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
       maxHeaderBytes: engine.limits.maxHeaderBytes,
       tls: listener.tls,
       proxy: c.proxy,
+      paths: listener.pathNormalization,
     });
   } catch (e) {
     if (!(e instanceof PeekFailure)) throw e;
@@ -96,7 +97,12 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
 
   let request: Request;
   try {
-    request = requestFromPeek(peeked, { listener: listener.name, socket, addressing: clientAddressing(listener) });
+    request = requestFromPeek(peeked, {
+      listener: listener.name,
+      socket,
+      addressing: clientAddressing(listener),
+      paths: listener.pathNormalization,
+    });
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);
