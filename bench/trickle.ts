@@ -33,7 +33,7 @@ function http1(): Buffer {
 }
 
 function tls(): Buffer {
-  const message = handshake(helloBody([sniExt('trickle.test'), ext(21, Buffer.alloc(Math.min(PAD, 65_400)))]));
+  const message = handshake(helloBody([sniExt('trickle.test'), ext(21, Buffer.alloc(Math.min(PAD, 65_480)))]));
   const cuts: number[] = [];
   for (let at = 16_000; at < message.length; at += 16_000) cuts.push(at);
   return records(message, cuts);
