@@ -57,6 +57,7 @@ export function program(): Command {
     .option('--vip <ip>', 'VIP (PROXY destination)')
     .option('--sni <name>', 'TLS SNI (TLS passthrough: no path)')
     .option('--alpn <list>', 'comma-separated ALPN protocols offered')
+    .option('--listener <name>', 'the listener whose pathNormalization applies (default: the first)')
     .option('--json', 'print JSON')
     .action(async (o: Parameters<typeof runRoute>[0]) => {
       process.exitCode = await runRoute(o);

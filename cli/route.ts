@@ -2,15 +2,18 @@
  * `switchboard route`: explain the routing decision for one request without sending traffic.
  * Loads the config and starts its address book, builds the Request the panel would build, and
  * prints the book's explanation (product, rule with its config path, cluster, backends) or, for
- * books without one, the candidates `findAddresses` returned.
+ * books without one, the candidates `findAddresses` returned. The path is normalised as the
+ * listener (`--listener`, else the first) would for matching (its `pathNormalization`), and the
+ * normalised path is printed, so `//admin/x` shows as `/admin/x`.
  */
 
 import { loadConfig } from '../app/load-config.ts';
 import { ConfigError } from '../src/config/errors.ts';
+import type { ListenerConfig } from '../src/config/schema.ts';
 import { isSwitchboardError } from '../src/errors.ts';
 import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
-import { normalizePath } from '../src/peek/path.ts';
+import { DEFAULT_PATH_NORMALIZATION, normalizePath, type PathNormalization } from '../src/peek/path.ts';
 import { defaultRandom } from '../src/random.ts';
 import { createRequest } from '../src/request.ts';
 import type { AddressBook, Candidates, Request } from '../src/types.ts';
@@ -26,6 +29,8 @@ export interface RouteOptions {
   readonly sni?: string;
   readonly alpn?: string;
   readonly json?: boolean;
+  /** The listener whose `pathNormalization` applies (default: the config's first listener). */
+  readonly listener?: string;
 }
 
 interface Explaining {
@@ -37,7 +42,11 @@ function hasExplain(book: AddressBook): book is AddressBook & Explaining {
 }
 
 /** The Request `switchboard route` asks about. Throws on a malformed header or path. */
-export function requestFromOptions(o: RouteOptions): Request {
+export function requestFromOptions(
+  o: RouteOptions,
+  paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+  listener = 'cli',
+): Request {
   const headers: [string, string][] = [['Host', o.host]];
   for (const h of o.header) {
     const colon = h.indexOf(':');
@@ -50,7 +59,7 @@ export function requestFromOptions(o: RouteOptions): Request {
   return createRequest({
     protocol: tls ? 'tls' : 'http1',
     host,
-    path: tls ? undefined : normalizePath(q === -1 ? o.path : o.path.slice(0, q)),
+    path: tls ? undefined : normalizePath(q === -1 ? o.path : o.path.slice(0, q), paths),
     target: tls ? undefined : o.path,
     query: q === -1 ? '' : o.path.slice(q + 1),
     method: tls ? undefined : o.method,
@@ -64,13 +73,24 @@ export function requestFromOptions(o: RouteOptions): Request {
     vip: o.vip,
     secure: tls,
     trustedClient: false,
-    listener: 'cli',
+    listener,
   });
 }
 
-function describeCandidates(c: Candidates | undefined): string {
-  if (c === undefined) return 'no route: findAddresses returned nothing\n';
-  const lines = [`product: ${c.product}`, `rule: ${c.rule}`, `cluster: ${c.cluster}`];
+/** The listener `--listener` names, else the first; throws on an unknown name. */
+function pickListener(listeners: readonly ListenerConfig[], name: string | undefined): ListenerConfig {
+  if (name === undefined) return listeners[0]!;
+  const found = listeners.find((l) => l.name === name);
+  if (found === undefined) {
+    throw new Error(`--listener ${name}: no such listener (have ${listeners.map((l) => l.name).join(', ')})`);
+  }
+  return found;
+}
+
+function describeCandidates(request: Request, c: Candidates | undefined): string {
+  const asked = `request: host ${request.host || '(none)'} path ${request.path ?? '(none)'}`;
+  if (c === undefined) return `${asked}\nno route: findAddresses returned nothing\n`;
+  const lines = [asked, `product: ${c.product}`, `rule: ${c.rule}`, `cluster: ${c.cluster}`];
   for (const s of c.subclusters) {
     lines.push(
       `  sub-cluster ${s.name} (weight ${s.weight}): ${s.backends.map((b) => `${b.id} w${b.weight}`).join(', ')}`,
@@ -92,14 +112,15 @@ export async function runRoute(o: RouteOptions): Promise<number> {
     };
     book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
     await book.start();
-    const request = requestFromOptions(o);
+    const listener = pickListener(loaded.config.listeners, o.listener);
+    const request = requestFromOptions(o, listener.pathNormalization, listener.name);
     const candidates = book.findAddresses(request);
     const explanation = hasExplain(book) ? book.explain(request) : undefined;
     if (o.json) process.stdout.write(`${JSON.stringify(explanation ?? candidates ?? null, null, 2)}\n`);
     else if (explanation !== undefined) {
       const { formatExplanation } = await import('../address-books/bfe/index.ts');
       process.stdout.write(`${formatExplanation(explanation as Parameters<typeof formatExplanation>[0])}\n`);
-    } else process.stdout.write(describeCandidates(candidates));
+    } else process.stdout.write(describeCandidates(request, candidates));
     return candidates === undefined ? 1 : 0;
   } catch (e) {
     if (e instanceof ConfigError || isSwitchboardError(e) || e instanceof Error) {

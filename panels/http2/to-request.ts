@@ -105,7 +105,7 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
   const q = target.indexOf('?');
   const rawPath = q === -1 ? target : target.slice(0, q);
   if (rawPath !== '*' && !rawPath.startsWith('/')) throw peerError('bad_request', 'request: path is not origin-form');
-  const path = rawPath === '*' ? '*' : normalizePath(rawPath);
+  const path = rawPath === '*' ? '*' : normalizePath(rawPath, listener.pathNormalization);
   const socket = conn?.socket ?? req.socket;
   const facts = tlsFactsOf(socket);
   const secure = facts !== undefined;

@@ -85,6 +85,7 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
       tls: listener.tls,
       h2c: listener.h2c,
       proxy: c.proxy,
+      paths: listener.pathNormalization,
     });
   } catch (e) {
     if (!(e instanceof PeekFailure)) throw e;
@@ -97,7 +98,12 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
 
   let request: Request;
   try {
-    request = requestFromPeek(peeked, { listener: listener.name, socket, addressing: clientAddressing(listener) });
+    request = requestFromPeek(peeked, {
+      listener: listener.name,
+      socket,
+      addressing: clientAddressing(listener),
+      paths: listener.pathNormalization,
+    });
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);

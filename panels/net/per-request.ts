@@ -132,7 +132,7 @@ export class PerRequestDriver implements LinkOwner {
     this.s = s;
     this.client = s.client;
     const { limits } = s.engine;
-    this.scanner = new Http1HeadScanner(limits.maxHeaderBytes);
+    this.scanner = new Http1HeadScanner(limits.maxHeaderBytes, s.listener.pathNormalization);
     this.settings = {
       client: s.client,
       registry: s.runtime.registry,

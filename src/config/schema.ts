@@ -62,6 +62,16 @@ export const listenerSchema = z.strictObject({
   clientIpHeader: z.enum(['X-Forwarded-For', 'X-Real-IP']).default('X-Forwarded-For'),
   /** This listener's own cap on open connections (the global `limits.maxConnections` still applies). */
   maxConnections: z.number().int().min(1).optional(),
+  /**
+   * How the path routing matches on is read from the target (src/peek/path.ts); the bytes
+   * forwarded never change. Defaults follow nginx: slashes merged, `%2F` read as `/`.
+   */
+  pathNormalization: z
+    .strictObject({
+      mergeSlashes: z.boolean().default(true),
+      escapedSlashes: z.enum(['decode', 'reject', 'keep']).default('decode'),
+    })
+    .default({ mergeSlashes: true, escapedSlashes: 'decode' }),
 });
 
 /** TLS keys of a listener: terminate needs a certificate; certificates and clientAuth need terminate. */

@@ -16,8 +16,9 @@
  *    total block bytes (the CONTINUATION flood, RFC 9113 §10.5.1).
  * 5. Decode the complete block with a fresh HPACK decoder (table 4096, the server's default:
  *    the client's own SETTINGS do not size the table for its requests) and validate it.
- * The peek only reads: the caller forwards the original bytes unchanged. It is stateless, so
- * calling it again on a longer buffer gives the same answer whatever the split. `undefined`
+ * The peek only reads: the caller forwards the original bytes unchanged. `H2cScanner` resumes
+ * where the last read left it (frames already validated are not walked again), and every check
+ * runs in byte order, so the answer is the same whatever the split. `undefined`
  * means "need more bytes"; a refusal throws `H2PeekError`, whose `h2Code` goes into the GOAWAY
  * written by `goawayFrame` before closing.
  */
@@ -73,36 +74,144 @@ function calmError(why: string, result: 'bad_request' | 'header_too_large' = 'ba
 }
 
 /**
- * Peeks the first request of an h2c connection: its head, `undefined` when more bytes are
+ * Incremental h2c peek for one connection: `feed(buf)` with the same buffer, grown, after each
+ * read. Frames already validated are not walked again and a SETTINGS payload is checked once,
+ * so a prelude trickled one byte per read costs O(n) overall; only the frame in progress has
+ * its 9-byte header re-read. The verdict is the one the whole buffer would get.
+ */
+export class H2cScanner {
+  readonly #max: number;
+  /** Preface matched. */
+  #preface = false;
+  /** Start of the next frame not yet validated. */
+  #offset = H2_PREFACE.length;
+  /** Prelude frames validated. */
+  #frames = 0;
+  /** The first HEADERS frame, once its header is read. */
+  #headers: FrameHeader | undefined;
+  /** [start, end) of each complete header block fragment. */
+  readonly #fragments: number[] = [];
+  #total = 0;
+  #flags = 0;
+  #continuations = 0;
+  #done: H2cHead | undefined;
+
+  constructor(maxHeaderBytes: number) {
+    this.#max = maxHeaderBytes;
+  }
+
+  /** The first request's head, `undefined` when more bytes are needed, or a thrown `H2PeekError`. */
+  feed(buf: Buffer): H2cHead | undefined {
+    if (this.#done !== undefined) return this.#done;
+    if (!this.#preface) {
+      const preface = looksLikeH2c(buf);
+      if (preface === false) {
+        const at = buf.findIndex((b, i) => b !== H2_PREFACE[i]);
+        throw protocolError(`bad connection preface at byte ${at}`);
+      }
+      if (preface === undefined) return undefined;
+      this.#preface = true;
+    }
+    if (this.#headers === undefined && !this.#prelude(buf)) return undefined;
+    this.#done = this.#request(buf);
+    return this.#done;
+  }
+
+  /** Walks the frames before the first HEADERS; true once its header is read. */
+  #prelude(buf: Buffer): boolean {
+    for (;;) {
+      const frames = this.#frames;
+      const frame = readFrameHeader(buf, this.#offset);
+      if (frame === undefined) return false;
+      checkFrameSize(frame);
+      if (frames === 0 && frame.type !== FRAME.SETTINGS)
+        throw protocolError(`first frame is type ${frame.type}, not settings`);
+      if (frame.type === FRAME.HEADERS) {
+        startRequest(frame);
+        this.#headers = frame;
+        this.#offset = frame.offset + FRAME_HEADER_BYTES + frame.length;
+        this.#flags = frame.flags;
+        return true;
+      }
+      if (frames >= MAX_PRELUDE_FRAMES)
+        throw calmError(`more than ${MAX_PRELUDE_FRAMES} frames before the first headers`);
+      checkPreludeFrame(frame, frames === 0);
+      const end = this.#offset + FRAME_HEADER_BYTES + frame.length;
+      if (end - H2_PREFACE.length > this.#max) {
+        throw calmError(`frames before the first headers exceed ${this.#max} bytes`, 'header_too_large');
+      }
+      if (buf.length < end) return false;
+      checkPreludePayload(buf, frame);
+      this.#offset = end;
+      this.#frames = frames + 1;
+    }
+  }
+
+  /** Collects the header block of the first HEADERS and its CONTINUATIONs, then decodes it. */
+  #request(buf: Buffer): H2cHead | undefined {
+    const headers = this.#headers!;
+    const { streamId } = headers;
+    if (this.#fragments.length === 0) {
+      if (buf.length < this.#offset) return undefined;
+      const [start, end] = headerFragment(buf, headers);
+      this.#fragments.push(start, end);
+      this.#total = end - start;
+    }
+    while ((this.#flags & FLAG.END_HEADERS) === 0) {
+      const at = this.#offset;
+      const frame = readFrameHeader(buf, at);
+      if (frame === undefined) return undefined;
+      if (frame.type !== FRAME.CONTINUATION || frame.streamId !== streamId) {
+        throw protocolError(
+          `frame type ${frame.type} on stream ${frame.streamId} at byte ${at} interrupts the header block of stream ${streamId}`,
+        );
+      }
+      checkFrameSize(frame);
+      if (this.#continuations >= MAX_CONTINUATION_FRAMES)
+        throw calmError(`more than ${MAX_CONTINUATION_FRAMES} continuation frames`);
+      const total = this.#total + frame.length;
+      if (total > this.#max) throw calmError(`header block exceeds ${this.#max} bytes`, 'header_too_large');
+      const end = frame.offset + FRAME_HEADER_BYTES + frame.length;
+      if (buf.length < end) return undefined;
+      this.#fragments.push(frame.offset + FRAME_HEADER_BYTES, end);
+      this.#total = total;
+      this.#continuations++;
+      this.#offset = end;
+      this.#flags = frame.flags;
+    }
+    const f = this.#fragments;
+    const block =
+      f.length === 2
+        ? buf.subarray(f[0]!, f[1]!)
+        : Buffer.concat(
+            Array.from({ length: f.length / 2 }, (_, i) => buf.subarray(f[2 * i]!, f[2 * i + 1]!)),
+            this.#total,
+          );
+    try {
+      const fields = new HpackDecoder(4096).decode(block, this.#max);
+      return { ...validateRequestFields(fields), streamId, length: this.#offset };
+    } catch (e) {
+      // Chain the stream in front of the decoder's or validator's own where-and-what.
+      if (e instanceof H2PeekError) throw new H2PeekError(e.h2Code, `h2c: stream ${streamId}: ${e.message}`, e.result);
+      throw e;
+    }
+  }
+}
+
+/**
+ * One-shot form: the first request of an h2c connection, `undefined` when more bytes are
  * needed, or a thrown `H2PeekError`. `maxHeaderBytes` bounds the frames before the request,
  * the compressed header block and the decoded header list.
  */
 export function peekH2c(buf: Buffer, maxHeaderBytes: number): H2cHead | undefined {
-  const preface = looksLikeH2c(buf);
-  if (preface === false) {
-    const at = buf.findIndex((b, i) => b !== H2_PREFACE[i]);
-    throw protocolError(`bad connection preface at byte ${at}`);
-  }
-  if (preface === undefined) return undefined;
-  let offset = H2_PREFACE.length;
-  for (let frames = 0; ; frames++) {
-    const frame = readFrameHeader(buf, offset);
-    if (frame === undefined) return undefined;
-    checkFrameSize(frame);
-    if (frames === 0 && frame.type !== FRAME.SETTINGS)
-      throw protocolError(`first frame is type ${frame.type}, not settings`);
-    if (frame.type === FRAME.HEADERS) return readRequest(buf, frame, maxHeaderBytes);
-    if (frames >= MAX_PRELUDE_FRAMES)
-      throw calmError(`more than ${MAX_PRELUDE_FRAMES} frames before the first headers`);
-    checkPreludeFrame(frame, frames === 0);
-    const end = offset + FRAME_HEADER_BYTES + frame.length;
-    if (end - H2_PREFACE.length > maxHeaderBytes) {
-      throw calmError(`frames before the first headers exceed ${maxHeaderBytes} bytes`, 'header_too_large');
-    }
-    if (buf.length < end) return undefined;
-    checkPreludePayload(buf, frame);
-    offset = end;
-  }
+  return new H2cScanner(maxHeaderBytes).feed(buf);
+}
+
+/** The first HEADERS must open a client stream. */
+function startRequest(headers: FrameHeader): void {
+  const { streamId } = headers;
+  if (streamId === 0 || streamId % 2 === 0)
+    throw protocolError(`headers on ${streamId === 0 ? 'stream 0' : `even stream ${streamId}`}`);
 }
 
 function checkFrameSize(frame: FrameHeader): void {
@@ -175,48 +284,8 @@ function checkPreludePayload(buf: Buffer, frame: FrameHeader): void {
   }
 }
 
-/** Collects the header block of the first HEADERS and its CONTINUATIONs, then decodes it. */
-function readRequest(buf: Buffer, headers: FrameHeader, maxHeaderBytes: number): H2cHead | undefined {
-  const { streamId } = headers;
-  if (streamId === 0 || streamId % 2 === 0)
-    throw protocolError(`headers on ${streamId === 0 ? 'stream 0' : `even stream ${streamId}`}`);
-  let end = headers.offset + FRAME_HEADER_BYTES + headers.length;
-  if (buf.length < end) return undefined;
-  const first = headerFragment(buf, headers);
-  const fragments: Buffer[] = [first];
-  let total = first.length;
-  let flags = headers.flags;
-  for (let continuations = 0; (flags & FLAG.END_HEADERS) === 0; continuations++) {
-    const frame = readFrameHeader(buf, end);
-    if (frame === undefined) return undefined;
-    if (frame.type !== FRAME.CONTINUATION || frame.streamId !== streamId) {
-      throw protocolError(
-        `frame type ${frame.type} on stream ${frame.streamId} at byte ${end} interrupts the header block of stream ${streamId}`,
-      );
-    }
-    checkFrameSize(frame);
-    if (continuations >= MAX_CONTINUATION_FRAMES)
-      throw calmError(`more than ${MAX_CONTINUATION_FRAMES} continuation frames`);
-    total += frame.length;
-    if (total > maxHeaderBytes) throw calmError(`header block exceeds ${maxHeaderBytes} bytes`, 'header_too_large');
-    end = frame.offset + FRAME_HEADER_BYTES + frame.length;
-    if (buf.length < end) return undefined;
-    fragments.push(buf.subarray(frame.offset + FRAME_HEADER_BYTES, end));
-    flags = frame.flags;
-  }
-  const block = fragments.length === 1 ? first : Buffer.concat(fragments, total);
-  try {
-    const fields = new HpackDecoder(4096).decode(block, maxHeaderBytes);
-    return { ...validateRequestFields(fields), streamId, length: end };
-  } catch (e) {
-    // Chain the stream in front of the decoder's or validator's own where-and-what.
-    if (e instanceof H2PeekError) throw new H2PeekError(e.h2Code, `h2c: stream ${streamId}: ${e.message}`, e.result);
-    throw e;
-  }
-}
-
 /** The field block fragment of a HEADERS frame, without pad length, priority and padding (§6.2). */
-function headerFragment(buf: Buffer, frame: FrameHeader): Buffer {
+function headerFragment(buf: Buffer, frame: FrameHeader): [number, number] {
   let start = frame.offset + FRAME_HEADER_BYTES;
   let end = start + frame.length;
   const at = `headers at byte ${frame.offset}`;
@@ -233,5 +302,5 @@ function headerFragment(buf: Buffer, frame: FrameHeader): Buffer {
       throw protocolError(`${at}: stream depends on itself`);
     start += 5;
   }
-  return buf.subarray(start, end);
+  return [start, end];
 }

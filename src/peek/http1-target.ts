@@ -11,7 +11,7 @@
 import { peerError } from '../errors.ts';
 import { clip, isToken } from './http1-fields.ts';
 import { type Authority, parseAuthority } from './http1-host.ts';
-import { normalizePath } from './path.ts';
+import { DEFAULT_PATH_NORMALIZATION, normalizePath, type PathNormalization } from './path.ts';
 
 /** The three parts of a request line. */
 export interface RequestLine {
@@ -58,8 +58,12 @@ export function parseRequestLine(line: string): RequestLine {
 const PATH_CHARS = /^[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 
-/** Classifies and validates the target of a request with `method`. */
-export function parseTarget(method: string, target: string): TargetParts {
+/** Classifies and validates the target of a request with `method`; `paths` says how to normalise. */
+export function parseTarget(
+  method: string,
+  target: string,
+  paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+): TargetParts {
   if (target.indexOf('#') !== -1) throw bad('fragment ("#") in request-target');
   if (method === 'CONNECT') {
     if (target.charCodeAt(0) === 0x2f || target === '*') throw bad('CONNECT needs an authority-form target');
@@ -71,7 +75,7 @@ export function parseTarget(method: string, target: string): TargetParts {
     if (method !== 'OPTIONS') throw bad(`asterisk-form target with ${clip(method)}`);
     return { path: '*', query: '', authority: undefined, scheme: '' };
   }
-  if (target.charCodeAt(0) === 0x2f) return { ...splitPathQuery(target, 0), authority: undefined, scheme: '' };
+  if (target.charCodeAt(0) === 0x2f) return { ...splitPathQuery(target, 0, paths), authority: undefined, scheme: '' };
   const m = ABSOLUTE.exec(target);
   if (m === null) throw bad(`request-target "${clip(target)}" is not origin-form (does not start with "/")`);
   const scheme = m[1]!.toLowerCase();
@@ -82,11 +86,11 @@ export function parseTarget(method: string, target: string): TargetParts {
   const authority = parseAuthority(target.slice(from, end), 'target authority');
   if (authority.host === '') throw bad('absolute-form target with an empty host');
   const pq = end === target.length || target[end] === '?' ? `/${target.slice(end)}` : target.slice(end);
-  return { ...splitPathQuery(pq, end), authority, scheme };
+  return { ...splitPathQuery(pq, end, paths), authority, scheme };
 }
 
 /** Validates and normalises `path[?query]` (which starts with "/"). */
-function splitPathQuery(pq: string, offset: number): { path: string; query: string } {
+function splitPathQuery(pq: string, offset: number, paths: PathNormalization): { path: string; query: string } {
   const q = pq.indexOf('?');
   const rawPath = q === -1 ? pq : pq.slice(0, q);
   if (!PATH_CHARS.test(rawPath)) {
@@ -95,7 +99,7 @@ function splitPathQuery(pq: string, offset: number): { path: string; query: stri
   }
   let path: string;
   try {
-    path = normalizePath(rawPath);
+    path = normalizePath(rawPath, paths);
   } catch (e) {
     throw bad((e as Error).message); // chain: "http1: path: …"
   }

@@ -40,6 +40,7 @@ import { type Authority, parseAuthority, sameAuthority } from './http1-host.ts';
 import { HeadScanner } from './http1-scan.ts';
 import { parseRequestLine, parseTarget } from './http1-target.ts';
 import { llhttpHead } from './llhttp.ts';
+import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
 
 export type { BodyFraming, HeaderPair, RequestBodyFraming } from './http1-fields.ts';
 
@@ -76,16 +77,19 @@ export interface Http1Head {
 /** Incremental request-head peek for one connection; `reset()` before the next request's head. */
 export class Http1HeadScanner {
   readonly #scanner: HeadScanner;
+  readonly #paths: PathNormalization;
 
-  constructor(maxHeaderBytes: number) {
+  /** `paths`: the listener's `pathNormalization` (src/peek/path.ts). */
+  constructor(maxHeaderBytes: number, paths: PathNormalization = DEFAULT_PATH_NORMALIZATION) {
     this.#scanner = new HeadScanner('request', maxHeaderBytes);
+    this.#paths = paths;
   }
 
   /** Feeds the accumulated buffer (starting at the head); undefined means "need more bytes". */
   feed(buf: Buffer): Http1Head | undefined {
     const end = this.#scanner.scan(buf);
     if (end === -1) return undefined;
-    return parseHead(buf, this.#scanner.start, this.#scanner.startLineEnd, end);
+    return parseHead(buf, this.#scanner.start, this.#scanner.startLineEnd, end, this.#paths);
   }
 
   /** Starts over for a new head at offset 0 of the next buffer. */
@@ -95,8 +99,12 @@ export class Http1HeadScanner {
 }
 
 /** One-shot peek: the head, undefined when more bytes are needed, or a thrown peer error. */
-export function peekHttp1(buf: Buffer, maxHeaderBytes: number): Http1Head | undefined {
-  return new Http1HeadScanner(maxHeaderBytes).feed(buf);
+export function peekHttp1(
+  buf: Buffer,
+  maxHeaderBytes: number,
+  paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+): Http1Head | undefined {
+  return new Http1HeadScanner(maxHeaderBytes, paths).feed(buf);
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -119,7 +127,7 @@ interface Gathered {
 }
 
 /** Parses and validates a complete head: bytes [start, end) of `buf`. */
-function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Http1Head {
+function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, paths: PathNormalization): Http1Head {
   const line = buf.toString('latin1', start, lineEnd);
   const { method, target, versionMinor } = parseRequestLine(line);
   const headers: HeaderPair[] = [];
@@ -144,7 +152,7 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number): Ht
       from = to + 2;
     }
   }
-  const parts = parseTarget(method, target);
+  const parts = parseTarget(method, target, paths);
   const hostAuth = resolveHost(g, versionMinor, parts.authority, parts.scheme);
   const bodyFraming = framing(g, versionMinor);
   // Hazard #15: an HTTP/1.0 intermediary may ignore a body on these methods and read it as the

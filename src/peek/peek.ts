@@ -9,11 +9,17 @@
  *
  * The buffer handed on holds every byte read so far: the head and whatever followed it. The
  * socket is paused when the promise settles, so nothing more is read until the caller decides.
+ * Each read is copied once into a store that doubles (grow-buffer.ts) and each sniffer resumes
+ * where it stopped, so a head trickled one byte per read costs O(n), like a bare reader.
  */
 import type { Socket } from 'node:net';
 import { isSwitchboardError, type ResultCode } from '../errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
+import { GrowBuffer, type PeekWork } from './grow-buffer.ts';
+import type { PathNormalization } from './path.ts';
 import { type H2cMode, type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
+
+export type { PeekWork } from './grow-buffer.ts';
 
 /** What the peek found: the sniffed head, the bytes to replay, and the PROXY header if any. */
 export type Peeked = Sniffed & { readonly buffer: Buffer; readonly proxy: ProxyHeader | undefined };
@@ -41,13 +47,17 @@ export interface PeekOptions {
   readonly h2c: H2cMode;
   /** The PROXY header the listener pipeline already read (src/listener/proxy-in.ts), carried on. */
   readonly proxy: ProxyHeader | undefined;
+  /** The listener's `pathNormalization` (default: merge slashes, decode `%2F`). */
+  readonly paths?: PathNormalization | undefined;
+  /** Counts the buffer's allocations and copies (tests check that the work is linear). */
+  readonly work?: PeekWork | undefined;
 }
 
 /** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
 export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked> {
   return new Promise((resolve, reject) => {
-    const sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c);
-    let buffer: Buffer | undefined;
+    const sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths);
+    const buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
     const settle = () => {
       clearTimeout(timer);
       socket.removeListener('data', onData);
@@ -67,9 +77,10 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
       resolve({ ...sniffed, buffer: buf, proxy: options.proxy });
     };
     const onData = (chunk: Buffer) => {
-      buffer = buffer === undefined || buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      const all = buffer.append(chunk);
+      if (all.length === 0) return;
       try {
-        step(buffer);
+        step(all);
       } catch (e) {
         if (!isSwitchboardError(e)) throw e;
         const detail = e as { result?: ResultCode; h2Code?: number };
@@ -84,7 +95,7 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
     const onError = (err: Error) =>
       fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', `client error: ${err.message}`));
     const timer = setTimeout(() => {
-      const protocol = sniffer.kind ?? (buffer === undefined ? 'unknown' : 'http1');
+      const protocol = sniffer.kind ?? (buffer.length === 0 ? 'unknown' : 'http1');
       fail(new PeekFailure('peek_timeout', protocol, `head not complete within ${options.peekTimeout}ms`));
     }, options.peekTimeout);
     socket.on('data', onData);

@@ -6,14 +6,16 @@
  *   "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" ... h2c → first HEADERS (HPACK) → :authority, :path
  *   anything else ..................... HTTP/1 request head (llhttp + our strict rules)
  *
- * A `Sniffer` lives for one connection's peek so incremental scanners keep their offsets. A
+ * A `Sniffer` lives for one connection's peek so the incremental scanners (one per protocol)
+ * keep their offsets: bytes already scanned are not scanned again on the next read. A
  * `tls: passthrough` listener refuses anything but TLS; an `h2c: refuse` one refuses the h2c
  * preface (GOAWAY HTTP_1_1_REQUIRED) before reading a frame.
  */
 import { peerError } from '../errors.ts';
-import { H2_ERROR, type H2cHead, H2PeekError, looksLikeH2c, peekH2c } from './h2c.ts';
+import { H2_ERROR, type H2cHead, H2cScanner, H2PeekError, looksLikeH2c } from './h2c.ts';
 import { type Http1Head, Http1HeadScanner } from './http1.ts';
-import { type ClientHello, looksLikeTls, peekClientHello } from './tls-hello.ts';
+import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
+import { type ClientHello, ClientHelloScanner, looksLikeTls } from './tls-hello.ts';
 
 export type Sniffed =
   | { readonly kind: 'http1'; readonly head: Http1Head }
@@ -31,15 +33,25 @@ export type H2cMode = 'allow' | 'refuse';
 export class Sniffer {
   readonly #maxHeaderBytes: number;
   readonly #tls: TlsMode;
-  readonly #h2c: H2cMode;
+  readonly #h2cMode: H2cMode;
+  readonly #paths: PathNormalization;
   #http1: Http1HeadScanner | undefined;
+  #hello: ClientHelloScanner | undefined;
+  #h2c: H2cScanner | undefined;
   /** The protocol the bytes looked like, once known (for choosing how to answer errors). */
   kind: SniffedKind | undefined;
 
-  constructor(maxHeaderBytes: number, tls: TlsMode, h2c: H2cMode = 'allow') {
+  /** `paths`: the listener's `pathNormalization` for HTTP/1 targets (src/peek/path.ts). */
+  constructor(
+    maxHeaderBytes: number,
+    tls: TlsMode,
+    h2c: H2cMode = 'allow',
+    paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+  ) {
     this.#maxHeaderBytes = maxHeaderBytes;
     this.#tls = tls;
-    this.#h2c = h2c;
+    this.#h2cMode = h2c;
+    this.#paths = paths;
   }
 
   /** Decides on `buf` (every byte after the PROXY header); undefined = need more bytes. */
@@ -54,7 +66,7 @@ export class Sniffer {
       if (this.#tls === 'passthrough' && this.kind !== 'tls') {
         throw peerError('bad_request', `${this.kind}: this listener accepts TLS only (tls: passthrough)`);
       }
-      if (this.kind === 'h2c' && this.#h2c === 'refuse') {
+      if (this.kind === 'h2c' && this.#h2cMode === 'refuse') {
         // Refused at the preface, before any frame is read: nothing of it is routed or forwarded.
         throw new H2PeekError(
           H2_ERROR.HTTP_1_1_REQUIRED,
@@ -64,15 +76,17 @@ export class Sniffer {
     }
     switch (this.kind) {
       case 'tls': {
-        const hello = peekClientHello(buf, this.#maxHeaderBytes);
+        this.#hello ??= new ClientHelloScanner(this.#maxHeaderBytes);
+        const hello = this.#hello.feed(buf);
         return hello === undefined ? undefined : { kind: 'tls', hello };
       }
       case 'h2c': {
-        const head = peekH2c(buf, this.#maxHeaderBytes);
+        this.#h2c ??= new H2cScanner(this.#maxHeaderBytes);
+        const head = this.#h2c.feed(buf);
         return head === undefined ? undefined : { kind: 'h2c', head };
       }
       default: {
-        this.#http1 ??= new Http1HeadScanner(this.#maxHeaderBytes);
+        this.#http1 ??= new Http1HeadScanner(this.#maxHeaderBytes, this.#paths);
         const head = this.#http1.feed(buf);
         return head === undefined ? undefined : { kind: 'http1', head };
       }

@@ -9,7 +9,7 @@ import { type ClientAddressing, forwardedClientIp } from '../client-ip.ts';
 import { createRequest } from '../request.ts';
 import { type TlsFacts, tlsFactsOf } from '../tls/facts.ts';
 import type { Request } from '../types.ts';
-import { normalizePath } from './path.ts';
+import { normalizePath, type PathNormalization } from './path.ts';
 import type { Peeked } from './peek.ts';
 
 /** Connection facts that do not come from the peeked bytes. */
@@ -20,6 +20,8 @@ export interface ConnectionInfo {
   readonly addressing?: ClientAddressing | undefined;
   /** TLS facts of a terminated connection; absent = read from the socket when it is a TLSSocket. */
   readonly tls?: TlsFacts | undefined;
+  /** The listener's `pathNormalization` for h2c `:path` (HTTP/1 heads were normalised by the peek). */
+  readonly paths?: PathNormalization | undefined;
 }
 
 const PLAIN = Object.freeze({});
@@ -42,10 +44,10 @@ function valuesOf(headers: Headers): (name: string) => string[] {
 }
 
 /** Splits an h2 `:path` into the normalised path and the raw query. */
-function splitPath(raw: string): { path: string; query: string } {
+function splitPath(raw: string, paths: PathNormalization | undefined): { path: string; query: string } {
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
-  return { path: path === '*' ? '*' : normalizePath(path), query: q === -1 ? '' : raw.slice(q + 1) };
+  return { path: path === '*' ? '*' : normalizePath(path, paths), query: q === -1 ? '' : raw.slice(q + 1) };
 }
 
 /** Builds the Request for a peeked connection. Throws peerError('bad_request') on a bad h2 path. */
@@ -90,7 +92,7 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
     }
     case 'h2c': {
       const h = peeked.head;
-      const { path, query } = splitPath(h.path);
+      const { path, query } = splitPath(h.path, info.paths);
       const hasHost = h.headers.some(([n]) => n === 'host');
       return createRequest({
         ...base,

@@ -43,8 +43,36 @@ function mostly<T>(valid: readonly T[], hazards: readonly T[]): fc.Arbitrary<T> 
 // Hazard rows refer to reference/peers-reliability.md §3.
 const method = mostly(['GET', 'POST', 'PUT', 'HEAD', 'OPTIONS', 'DELETE', 'PATCH'], ['get', 'G=T', 'CONNECT']);
 const target = mostly(
-  ['/', '/a/b?c=d', '/x/../y', '//double', '/a%20b', '/~u/x.html', '/a?b=c&d=%2F', 'http://h.test/abs'],
-  ['/%2e%2e/x', '/a%00b', '/a#frag', '/\xe9', '/\x7f', 'http://other.test/abs', '*', 'h.test:443', 'admin', '/a b'], // rows 8, 11
+  [
+    '/',
+    '/a/b?c=d',
+    '/x/../y',
+    '//double',
+    '/a%20b',
+    '/~u/x.html',
+    '/a?b=c&d=%2F',
+    'http://h.test/abs',
+    // Path spellings (issue 17 item 4): read as /admin/secret for matching.
+    '/admin%2Fsecret',
+    '/%61dmin/secret',
+    '/./admin//secret',
+    '/x%2F..%2Fadmin/secret',
+  ],
+  [
+    '/%2e%2e/x',
+    '/a%00b',
+    '/a#frag',
+    '/\xe9',
+    '/\x7f',
+    'http://other.test/abs',
+    '*',
+    'h.test:443',
+    'admin',
+    '/a b',
+    '/a%5Cb',
+    '/a\\b',
+    '/..//x',
+  ], // rows 8, 11
 );
 const version = mostly(['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0'], ['HTTP/1.2', 'http/1.1', 'HTTP/2.0', 'HTTP/1.10']); // row 11
 const sp = mostly([' '], ['  ', '\t']); // row 11: exactly one SP
@@ -233,4 +261,44 @@ export const upgradeOffer: fc.Arbitrary<UpgradeOffer> = fc
       names,
       h2: names.some((n) => n === 'h2c' || n === 'h2'),
     };
+  });
+
+/**
+ * Path spellings (issue 17 item 4): segments that are plain, empty, dot-segments written plain or
+ * encoded, encoded slashes and backslashes, double encoding, encoded unreserved characters and
+ * broken escapes, joined by one or two slashes. Each is what a hostile client would try to make
+ * routing and the backend read different paths.
+ */
+export const pathSpelling: fc.Arbitrary<string> = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom('/', '/', '/', '//', '%2F', '%2f'),
+      fc.constantFrom(
+        'admin',
+        'secret',
+        'a',
+        '',
+        '.',
+        '..',
+        '%2e',
+        '%2E%2e',
+        '.%2e',
+        '%61dmin',
+        '%41',
+        '%20x',
+        '%252F',
+        'x;y',
+        '~u',
+        '%5C',
+        '%5c',
+        '%00',
+        '%zz',
+        '%4',
+      ),
+    ),
+    { minLength: 1, maxLength: 6 },
+  )
+  .map((parts) => {
+    const path = parts.map(([sep, seg]) => sep + seg).join('');
+    return path.startsWith('/') ? path : `/${path}`;
   });

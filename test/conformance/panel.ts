@@ -475,6 +475,55 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'pathNormalization: spellings of a blackholed /admin/* get 503 (or 400), a keep listener reads them literally',
+    spec: 'README "Paths: what path rules match"; issue 17 item 4',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const config = {
+          listeners: [
+            { name: 'main', address: '127.0.0.1:0' },
+            {
+              name: 'keep',
+              address: '127.0.0.1:0',
+              pathNormalization: { mergeSlashes: false, escapedSlashes: 'keep' },
+            },
+          ],
+          addressBook: {
+            name: 'bfe',
+            products: {
+              p: {
+                hosts: ['*'],
+                basicRules: [
+                  { hosts: ['*'], paths: ['/admin/*'], cluster: 'blocked' },
+                  { hosts: ['*'], cluster: 'c' },
+                ],
+              },
+            },
+            clusters: { blocked: { subclusters: { GSLB_BLACKHOLE: { weight: 1 } } }, c: cluster([be.address]) },
+          },
+        };
+        await withRouter(p, config, async (r) => {
+          for (const path of [
+            '//admin/secret',
+            '/admin%2Fsecret',
+            '/%61dmin/secret',
+            '/./admin/secret',
+            '/x/../admin/secret',
+          ]) {
+            expect([path, statusOf(await rawRequest(r.port('main'), get(path)))]).toEqual([path, 503]);
+          }
+          expect(statusOf(await rawRequest(r.port('main'), get('/admin%5Csecret')))).toBe(400);
+          expect(be.hits).toBe(0);
+          expect(statusOf(await rawRequest(r.port('keep'), get('/admin%2Fsecret')))).toBe(200);
+          expect(be.hits).toBe(1);
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
     name: 'upstream TLS with a certificate that fails verification: 502, nothing in clear at the backend',
     spec: 'DESIGN upstream pipeline: upstream TLS (ca, sni, verify)',
     async run(p) {

@@ -10,6 +10,7 @@ import {
   H2_ERROR,
   H2_PREFACE,
   type H2cHead,
+  H2cScanner,
   H2PeekError,
   looksLikeH2c,
   peekH2c,
@@ -32,9 +33,11 @@ const request = (fields: readonly (readonly [string, string])[] = REQ, huffman =
 /** Result of peeking `buf` fed in the given chunks: the first non-undefined answer, or the error. */
 function feed(buf: Buffer, cuts: number[]): H2cHead | undefined | H2PeekError {
   const points = [...cuts.filter((c) => c > 0 && c < buf.length).sort((a, b) => a - b), buf.length];
+  // One incremental scanner across the reads, as the peek uses it.
+  const scanner = new H2cScanner(MAX);
   for (const end of points) {
     try {
-      const r = peekH2c(buf.subarray(0, end), MAX);
+      const r = scanner.feed(buf.subarray(0, end));
       if (r !== undefined) return r;
     } catch (e) {
       if (e instanceof H2PeekError) return e;

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../../src/errors.ts';
-import { type ClientHello, looksLikeTls, peekClientHello } from '../../src/peek/tls-hello.ts';
+import { type ClientHello, ClientHelloScanner, looksLikeTls, peekClientHello } from '../../src/peek/tls-hello.ts';
 import {
   alpnExt,
   captureNodeHello,
@@ -20,21 +20,25 @@ import {
 type Outcome = { ok: ClientHello | undefined } | { code: string; message: string };
 
 /** Calls the parser and turns a SwitchboardError into data; anything else is rethrown. */
-function outcome(buf: Buffer, max?: number): Outcome {
+function outcome(buf: Buffer, max?: number, scanner?: ClientHelloScanner): Outcome {
   try {
-    return { ok: peekClientHello(buf, max) };
+    return { ok: scanner === undefined ? peekClientHello(buf, max) : scanner.feed(buf) };
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     return { code: e.code, message: e.message };
   }
 }
 
-/** Feeds `buf` in the given chunk sizes, as a socket would; stops at the first answer. */
+/**
+ * Feeds `buf` in the given chunk sizes to one incremental scanner, as the peek does (which must
+ * then agree with the one-shot parse of the whole); stops at the first answer.
+ */
 function fed(buf: Buffer, sizes: number[], max?: number): Outcome {
+  const scanner = new ClientHelloScanner(max);
   let end = 0;
   for (const size of [...sizes, buf.length]) {
     end = Math.min(buf.length, end + Math.max(1, size));
-    const o = outcome(buf.subarray(0, end), max);
+    const o = outcome(buf.subarray(0, end), max, scanner);
     if (!('ok' in o) || o.ok !== undefined || end === buf.length) return o;
   }
   return outcome(buf, max);
