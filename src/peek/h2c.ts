@@ -6,7 +6,9 @@
  * | preface (24) | SETTINGS | (SETTINGS|WINDOW_UPDATE|PING|PRIORITY|unknown)* | HEADERS | CONTINUATION* |
  *                                                                             ^ block ends at END_HEADERS
  * ```
- * 1. Match the 24-byte preface incrementally (`PRI` alone is also an HTTP/1 method).
+ * 1. Match the 24-byte preface incrementally (`PRI` alone is also an HTTP/1 method; the sniffer
+ *    calls bytes h2c once they start with `PRI * HTTP/2.0`, so any later divergence is a bad
+ *    preface here).
  * 2. The first frame must be a SETTINGS frame; until the server's SETTINGS are acknowledged every
  *    payload is ≤ 16384 bytes, which holds during the peek since the backend has not spoken.
  * 3. Skip the control frames a client may send before its first request, bounded in number
@@ -16,6 +18,8 @@
  *    total block bytes (the CONTINUATION flood, RFC 9113 §10.5.1).
  * 5. Decode the complete block with a fresh HPACK decoder (table 4096, the server's default:
  *    the client's own SETTINGS do not size the table for its requests) and validate it.
+ * `clientSettingsEnd` says when steps 1–2 are done, so the panel can send its own SETTINGS before
+ * the first HEADERS arrives (clients such as grpc-js wait for them).
  * The peek only reads: the caller forwards the original bytes unchanged. It is stateless, so
  * calling it again on a longer buffer gives the same answer whatever the split. `undefined`
  * means "need more bytes"; a refusal throws `H2PeekError`, whose `h2Code` goes into the GOAWAY
@@ -53,11 +57,29 @@ export interface H2cHead extends H2cFields {
   readonly length: number;
 }
 
-/** true = the h2c preface, false = not h2c, undefined = too few bytes to tell yet. */
+/**
+ * The preface's request line, `PRI * HTTP/2.0`: no HTTP/1.x request carries version 2.0 (the
+ * preface was chosen so that HTTP/1 servers refuse it, RFC 9113 §3.4).
+ */
+export const H2_PREFACE_LINE_BYTES = 14;
+
+/** true = the whole h2c preface, false = not h2c, undefined = too few bytes to tell yet. */
 export function looksLikeH2c(buf: Buffer): boolean | undefined {
-  const n = Math.min(buf.length, H2_PREFACE.length);
+  return matchPreface(buf, H2_PREFACE.length);
+}
+
+/**
+ * true = the bytes start with the preface's request line (h2c; a divergence after it is a bad
+ * preface, refused with GOAWAY by `peekH2c`), false = not h2c, undefined = too few bytes.
+ */
+export function startsLikeH2c(buf: Buffer): boolean | undefined {
+  return matchPreface(buf, H2_PREFACE_LINE_BYTES);
+}
+
+function matchPreface(buf: Buffer, decides: number): boolean | undefined {
+  const n = Math.min(buf.length, decides);
   for (let i = 0; i < n; i++) if (buf[i] !== H2_PREFACE[i]) return false;
-  return n === H2_PREFACE.length ? true : undefined;
+  return n === decides ? true : undefined;
 }
 
 function protocolError(why: string): H2PeekError {
@@ -78,31 +100,53 @@ function calmError(why: string, result: 'bad_request' | 'header_too_large' = 'ba
  * the compressed header block and the decoded header list.
  */
 export function peekH2c(buf: Buffer, maxHeaderBytes: number): H2cHead | undefined {
+  let offset = clientSettingsEnd(buf, maxHeaderBytes);
+  if (offset === undefined) return undefined;
+  for (let frames = 1; ; frames++) {
+    const frame = readFrameHeader(buf, offset);
+    if (frame === undefined) return undefined;
+    checkFrameSize(frame);
+    if (frame.type === FRAME.HEADERS) return readRequest(buf, frame, maxHeaderBytes);
+    if (frames >= MAX_PRELUDE_FRAMES)
+      throw calmError(`more than ${MAX_PRELUDE_FRAMES} frames before the first headers`);
+    offset = preludeFrameEnd(buf, frame, false, maxHeaderBytes);
+    if (buf.length < offset) return undefined;
+  }
+}
+
+/**
+ * Where the client's first SETTINGS frame ends, once the preface and that frame are complete
+ * and valid; `undefined` = need more bytes; a bad preface or first frame throws. The server
+ * may answer with its own SETTINGS from then on (RFC 9113 §3.4): the panel does, so that
+ * clients that wait for them send their first HEADERS.
+ */
+export function clientSettingsEnd(buf: Buffer, maxHeaderBytes: number): number | undefined {
   const preface = looksLikeH2c(buf);
   if (preface === false) {
     const at = buf.findIndex((b, i) => b !== H2_PREFACE[i]);
     throw protocolError(`bad connection preface at byte ${at}`);
   }
   if (preface === undefined) return undefined;
-  let offset = H2_PREFACE.length;
-  for (let frames = 0; ; frames++) {
-    const frame = readFrameHeader(buf, offset);
-    if (frame === undefined) return undefined;
-    checkFrameSize(frame);
-    if (frames === 0 && frame.type !== FRAME.SETTINGS)
-      throw protocolError(`first frame is type ${frame.type}, not settings`);
-    if (frame.type === FRAME.HEADERS) return readRequest(buf, frame, maxHeaderBytes);
-    if (frames >= MAX_PRELUDE_FRAMES)
-      throw calmError(`more than ${MAX_PRELUDE_FRAMES} frames before the first headers`);
-    checkPreludeFrame(frame, frames === 0);
-    const end = offset + FRAME_HEADER_BYTES + frame.length;
-    if (end - H2_PREFACE.length > maxHeaderBytes) {
-      throw calmError(`frames before the first headers exceed ${maxHeaderBytes} bytes`, 'header_too_large');
-    }
-    if (buf.length < end) return undefined;
-    checkPreludePayload(buf, frame);
-    offset = end;
+  const frame = readFrameHeader(buf, H2_PREFACE.length);
+  if (frame === undefined) return undefined;
+  checkFrameSize(frame);
+  if (frame.type !== FRAME.SETTINGS) throw protocolError(`first frame is type ${frame.type}, not settings`);
+  const end = preludeFrameEnd(buf, frame, true, maxHeaderBytes);
+  return buf.length < end ? undefined : end;
+}
+
+/**
+ * Checks a frame before the first request (its payload too once complete) and returns where it
+ * ends; the caller compares that with the bytes it has.
+ */
+function preludeFrameEnd(buf: Buffer, frame: FrameHeader, first: boolean, maxHeaderBytes: number): number {
+  checkPreludeFrame(frame, first);
+  const end = frame.offset + FRAME_HEADER_BYTES + frame.length;
+  if (end - H2_PREFACE.length > maxHeaderBytes) {
+    throw calmError(`frames before the first headers exceed ${maxHeaderBytes} bytes`, 'header_too_large');
   }
+  if (buf.length >= end) checkPreludePayload(buf, frame);
+  return end;
 }
 
 function checkFrameSize(frame: FrameHeader): void {
