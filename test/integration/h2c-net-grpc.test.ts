@@ -75,8 +75,11 @@ describe('net panel: gRPC over h2c (grpc-js client and server)', () => {
     const failed = await say(client, 'fail:5');
     expect(failed.err?.code).toBe(grpc.status.NOT_FOUND);
     expect(failed.err?.metadata.get('x-failed')).toEqual(['yes']);
+    // One access line per connection, written when it closes: routed by its first call.
+    client.close();
     await eventually(() => router.access.some((r) => r.path === '/switchboard.example.Echo/Say'));
-    expect(router.access.find((r) => r.path === '/switchboard.example.Echo/Say')?.protocol).toBe('h2c');
+    const line = router.access.find((r) => r.path === '/switchboard.example.Echo/Say');
+    expect(line).toMatchObject({ protocol: 'h2c', host: 'echo.test', result: 'ok' });
   });
 
   it('a bidirectional stream is routed by its :path to the other backend and streams both ways', async () => {

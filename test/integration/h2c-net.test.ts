@@ -67,11 +67,11 @@ const ACK = frame(FRAME.SETTINGS, FLAG.ACK, 0);
  */
 function expectMinusOneAck(sent: Buffer, got: Buffer): void {
   expect(sent.length - got.length).toBe(ACK.length);
-  let at = 0;
-  while (at < got.length && sent[at] === got[at]) at++;
-  expect(at).toBeGreaterThanOrEqual(H2_PREFACE.length + 9);
-  expect(sent.subarray(at, at + ACK.length)).toEqual(ACK);
-  expect(sent.subarray(at + ACK.length)).toEqual(got.subarray(at));
+  const cuts: number[] = [];
+  for (let at = sent.indexOf(ACK, H2_PREFACE.length + 9); at !== -1; at = sent.indexOf(ACK, at + 1)) {
+    if (Buffer.concat([sent.subarray(0, at), sent.subarray(at + ACK.length)]).equals(got)) cuts.push(at);
+  }
+  expect(cuts.length).toBeGreaterThan(0);
 }
 
 /** Runs a command line client to its exit; resolves with its stdout. */
