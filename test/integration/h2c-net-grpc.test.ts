@@ -86,11 +86,16 @@ describe('net panel: gRPC over h2c (grpc-js client and server)', () => {
     const client = newClient();
     const call = client.Chat(new grpc.Metadata(), deadline());
     const status = new Promise<grpc.StatusObject>((r) => call.on('status', r));
-    call.on('error', () => {});
+    let failed: Error | undefined;
+    call.on('error', (e: Error) => (failed = e));
     const got: Reply[] = [];
-    // Ping-pong: each message is answered before the next is sent.
+    // Ping-pong: each message is answered before the next is sent (an error ends the wait).
     for (const m of ['one', 'two', 'three']) {
-      const next = new Promise<Reply>((r) => call.once('data', r));
+      const next = new Promise<Reply>((resolve, reject) => {
+        if (failed !== undefined) reject(failed);
+        call.once('data', resolve);
+        call.once('error', reject);
+      });
       call.write({ message: m });
       got.push(await next);
     }

@@ -32,13 +32,17 @@ async function startRelay(target: () => number): Promise<Relay> {
     const chunks: Buffer[] = [];
     received.push(chunks);
     const upstream = connect({ port: target(), host: '127.0.0.1', allowHalfOpen: true });
-    for (const s of [client, upstream]) {
+    // One side closing ends the other once what was written to it has flushed: a client that
+    // resets right after its last frame (curl) must not lose that frame on the way.
+    for (const [s, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       sockets.add(s);
       s.on('error', () => {});
       s.on('close', () => {
         sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
+        other.destroySoon();
       });
     }
     client.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
