@@ -43,7 +43,7 @@ export interface EchoClient extends grpc.Client {
     options: grpc.CallOptions,
     callback: (err: grpc.ServiceError | null, reply: EchoReply) => void,
   ): grpc.ClientUnaryCall;
-  Chat(): grpc.ClientDuplexStream<EchoRequest, EchoReply>;
+  Chat(metadata?: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<EchoRequest, EchoReply>;
 }
 
 /** A client of the Echo service at `target` (plaintext), with optional channel options. */

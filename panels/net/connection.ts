@@ -8,6 +8,9 @@
  *          → openUpstream (findJack + connect, retries, PROXY out, TLS)
  *          → peeked bytes → splice
  *
+ * h2c: the router's own empty SETTINGS answer the client's during the peek, and the splice cuts
+ * the client's one ACK of them (src/h2c-settings-ack.ts), DESIGN's second byte exception.
+ *
  * Every exit writes one access-log line with a result code. Nothing is written to a backend
  * before the route is decided; errors are answered per DESIGN's table (HTTP/1 gets a response,
  * h2c a GOAWAY, TLS and PROXY failures a close).
@@ -18,10 +21,11 @@ import { writesRequestLines } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { SettingsAckFilter } from '../../src/h2c-settings-ack.ts';
 import { clientAddress } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
-import { H2_ERROR } from '../../src/peek/h2c.ts';
+import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
 import { requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
@@ -86,6 +90,9 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
       h2c: listener.h2c,
       proxy: c.proxy,
       paths: listener.pathNormalization,
+      // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
+      // server's SETTINGS (grpc-js) send their first HEADERS; the splice cuts their ACK of it.
+      onH2cSettings: () => socket.write(SERVER_PREFACE),
     });
   } catch (e) {
     if (!(e instanceof PeekFailure)) throw e;
@@ -159,5 +166,6 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
     log('client_closed', undefined, 'client went away while connecting');
     return;
   }
-  splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end));
+  const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
+  splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end), filter);
 }

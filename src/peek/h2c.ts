@@ -18,7 +18,9 @@
  *    the client's own SETTINGS do not size the table for its requests) and validate it.
  * The peek only reads: the caller forwards the original bytes unchanged. `H2cScanner` resumes
  * where the last read left it (frames already validated are not walked again), and every check
- * runs in byte order, so the answer is the same whatever the split. `undefined`
+ * runs in byte order, so the answer is the same whatever the split. Its `settingsEnd` says when
+ * steps 1–2 are done, so the panel can send its own SETTINGS before the first HEADERS arrives
+ * (clients such as grpc-js wait for them). `undefined`
  * means "need more bytes"; a refusal throws `H2PeekError`, whose `h2Code` goes into the GOAWAY
  * written by `goawayFrame` before closing.
  */
@@ -54,11 +56,29 @@ export interface H2cHead extends H2cFields {
   readonly length: number;
 }
 
-/** true = the h2c preface, false = not h2c, undefined = too few bytes to tell yet. */
+/**
+ * The preface's request line, `PRI * HTTP/2.0`: no HTTP/1.x request carries version 2.0 (the
+ * preface was chosen so that HTTP/1 servers refuse it, RFC 9113 §3.4).
+ */
+export const H2_PREFACE_LINE_BYTES = 14;
+
+/** true = the whole h2c preface, false = not h2c, undefined = too few bytes to tell yet. */
 export function looksLikeH2c(buf: Buffer): boolean | undefined {
-  const n = Math.min(buf.length, H2_PREFACE.length);
+  return matchPreface(buf, H2_PREFACE.length);
+}
+
+/**
+ * true = the bytes start with the preface's request line (h2c; a divergence after it is a bad
+ * preface, refused with GOAWAY by the scanner), false = not h2c, undefined = too few bytes.
+ */
+export function startsLikeH2c(buf: Buffer): boolean | undefined {
+  return matchPreface(buf, H2_PREFACE_LINE_BYTES);
+}
+
+function matchPreface(buf: Buffer, decides: number): boolean | undefined {
+  const n = Math.min(buf.length, decides);
   for (let i = 0; i < n; i++) if (buf[i] !== H2_PREFACE[i]) return false;
-  return n === H2_PREFACE.length ? true : undefined;
+  return n === decides ? true : undefined;
 }
 
 function protocolError(why: string): H2PeekError {
@@ -95,6 +115,11 @@ export class H2cScanner {
   #flags = 0;
   #continuations = 0;
   #done: H2cHead | undefined;
+  /**
+   * Where the client's first SETTINGS frame ends, once the preface and that frame are complete
+   * and valid: the server may answer with its own SETTINGS from then on (RFC 9113 §3.4).
+   */
+  settingsEnd: number | undefined;
 
   constructor(maxHeaderBytes: number) {
     this.#max = maxHeaderBytes;
@@ -144,6 +169,7 @@ export class H2cScanner {
       checkPreludePayload(buf, frame);
       this.#offset = end;
       this.#frames = frames + 1;
+      if (frames === 0) this.settingsEnd = end;
     }
   }
 

@@ -51,6 +51,12 @@ export interface PeekOptions {
   readonly paths?: PathNormalization | undefined;
   /** Counts the buffer's allocations and copies (tests check that the work is linear). */
   readonly work?: PeekWork | undefined;
+  /**
+   * Called once, during the peek, when an h2c client's preface and first SETTINGS frame are
+   * complete and valid: the moment the server may send its own SETTINGS (RFC 9113 §3.4). The
+   * peek itself writes nothing.
+   */
+  readonly onH2cSettings?: (() => void) | undefined;
 }
 
 /** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
@@ -70,8 +76,13 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
       settle();
       reject(err);
     };
+    let settingsSeen = false;
     const step = (buf: Buffer): void => {
       const sniffed = sniffer.decide(buf);
+      if (!settingsSeen && sniffer.h2cSettingsEnd !== undefined) {
+        settingsSeen = true;
+        options.onH2cSettings?.();
+      }
       if (sniffed === undefined) return;
       settle();
       resolve({ ...sniffed, buffer: buf, proxy: options.proxy });

@@ -12,7 +12,7 @@
  * preface (GOAWAY HTTP_1_1_REQUIRED) before reading a frame.
  */
 import { peerError } from '../errors.ts';
-import { H2_ERROR, type H2cHead, H2cScanner, H2PeekError, looksLikeH2c } from './h2c.ts';
+import { H2_ERROR, type H2cHead, H2cScanner, H2PeekError, startsLikeH2c } from './h2c.ts';
 import { type Http1Head, Http1HeadScanner } from './http1.ts';
 import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
 import { type ClientHello, ClientHelloScanner, looksLikeTls } from './tls-hello.ts';
@@ -41,6 +41,14 @@ export class Sniffer {
   /** The protocol the bytes looked like, once known (for choosing how to answer errors). */
   kind: SniffedKind | undefined;
 
+  /**
+   * h2c: where the client's first SETTINGS frame ends, once the preface and that frame are
+   * complete and valid (the server may send its own SETTINGS from then on, RFC 9113 §3.4).
+   */
+  get h2cSettingsEnd(): number | undefined {
+    return this.#h2c?.settingsEnd;
+  }
+
   /** `paths`: the listener's `pathNormalization` for HTTP/1 targets (src/peek/path.ts). */
   constructor(
     maxHeaderBytes: number,
@@ -59,7 +67,7 @@ export class Sniffer {
     if (this.kind === undefined) {
       if (looksLikeTls(buf[0]!)) this.kind = 'tls';
       else {
-        const h2 = looksLikeH2c(buf);
+        const h2 = startsLikeH2c(buf);
         if (h2 === undefined) return undefined;
         this.kind = h2 ? 'h2c' : 'http1';
       }

@@ -1,7 +1,9 @@
 /**
  * h2c with prior knowledge through the `net` panel (reference/peers-reliability.md §6): the
- * connection is routed by its first HEADERS (`:authority`, `:path`) and spliced unmodified, so
- * the bytes a backend receives equal the bytes the client sent. Recording relays sit in front of
+ * connection is routed by its first HEADERS (`:authority`, `:path`) and spliced, so the bytes a
+ * backend receives equal the bytes the client sent minus one SETTINGS ACK: the router answers
+ * the preface with its own empty SETTINGS while it peeks (clients such as grpc-js wait for them)
+ * and cuts the client's ACK of them (README "HTTP/2 and gRPC"). Recording relays sit in front of
  * the router (what the client sent) and in front of each real h2c backend (what arrived there).
  * Refusals (bad preface, CONTINUATION flood) answer GOAWAY and reach no backend.
  */
@@ -9,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { connect as h2connect } from 'node:http2';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
+import { FLAG, FRAME, SERVER_PREFACE } from '../../src/peek/h2-frames.ts';
 import { H2_PREFACE } from '../../src/peek/h2c.ts';
 import { block, frame, headers, prelude } from '../fixtures/h2/build.ts';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
@@ -30,13 +32,17 @@ async function startRelay(target: () => number): Promise<Relay> {
     const chunks: Buffer[] = [];
     received.push(chunks);
     const upstream = connect({ port: target(), host: '127.0.0.1', allowHalfOpen: true });
-    for (const s of [client, upstream]) {
+    // One side closing ends the other once what was written to it has flushed: a client that
+    // resets right after its last frame (curl) must not lose that frame on the way.
+    for (const [s, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       sockets.add(s);
       s.on('error', () => {});
       s.on('close', () => {
         sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
+        other.destroySoon();
       });
     }
     client.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
@@ -55,6 +61,32 @@ async function startRelay(target: () => number): Promise<Relay> {
 }
 
 const joined = (r: Relay, i: number) => Buffer.concat(r.received[i] ?? []);
+
+/** The SETTINGS ACK frame (RFC 9113 §6.5.3). */
+const ACK = frame(FRAME.SETTINGS, FLAG.ACK, 0);
+
+/**
+ * `got` (what a backend received) is `sent` (what the client sent) with one SETTINGS ACK cut out,
+ * after the preface and the client's first SETTINGS frame.
+ */
+function expectMinusOneAck(sent: Buffer, got: Buffer): void {
+  expect(sent.length - got.length).toBe(ACK.length);
+  const cuts: number[] = [];
+  for (let at = sent.indexOf(ACK, H2_PREFACE.length + 9); at !== -1; at = sent.indexOf(ACK, at + 1)) {
+    if (Buffer.concat([sent.subarray(0, at), sent.subarray(at + ACK.length)]).equals(got)) cuts.push(at);
+  }
+  expect(cuts.length).toBeGreaterThan(0);
+}
+
+/** Runs a command line client to its exit; resolves with its stdout. */
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const child = spawn(command, args);
+    let text = '';
+    child.stdout.on('data', (c) => (text += c));
+    child.on('close', () => resolve(text));
+  });
+}
 
 describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced unmodified', () => {
   let www: H2Backend;
@@ -93,7 +125,7 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
   it.each([
     ['/index.html', 'www'],
     ['/api/v1/users', 'api'],
-  ])("node's http2 client: %s goes to %s, bytes equal at both ends", async (path, want) => {
+  ])("node's http2 client: %s goes to %s, the backend gets the client's bytes minus one ACK", async (path, want) => {
     const tap = want === 'www' ? wwwTap : apiTap;
     const frontIndex = front.received.length;
     const tapIndex = tap.received.length;
@@ -106,32 +138,51 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
     } finally {
       session.close();
     }
-    await eventually(() => joined(front, frontIndex).equals(joined(tap, tapIndex)) && joined(tap, tapIndex).length > 0);
+    await eventually(
+      () => joined(tap, tapIndex).length > 0 && joined(front, frontIndex).length - joined(tap, tapIndex).length === 9,
+    );
     expect(joined(tap, tapIndex).subarray(0, 24)).toEqual(H2_PREFACE);
+    expectMinusOneAck(joined(front, frontIndex), joined(tap, tapIndex));
   });
 
   const hasCurl = spawnSync('curl', ['--version']).status === 0;
-  it.skipIf(!hasCurl)('curl --http2-prior-knowledge is routed by :authority and :path, bytes equal', async () => {
+  it.skipIf(!hasCurl)('curl --http2-prior-knowledge is routed by :authority and :path, minus one ACK', async () => {
     const frontIndex = front.received.length;
     const tapIndex = apiTap.received.length;
-    const out = await new Promise<string>((resolve) => {
-      const child = spawn('curl', [
-        '-s',
-        '--http2-prior-knowledge',
-        '-H',
-        'X-Custom: hello',
-        '--connect-to',
-        `www.h2.test:80:127.0.0.1:${front.port}`,
-        'http://www.h2.test/api/curl?q=1',
-      ]);
-      let text = '';
-      child.stdout.on('data', (c) => (text += c));
-      child.on('close', () => resolve(text));
-    });
+    const out = await run('curl', [
+      '-s',
+      '--http2-prior-knowledge',
+      '-H',
+      'X-Custom: hello',
+      '--connect-to',
+      `www.h2.test:80:127.0.0.1:${front.port}`,
+      'http://www.h2.test/api/curl?q=1',
+    ]);
     expect(JSON.parse(out)).toMatchObject({ backend: 'api', path: '/api/curl?q=1', authority: 'www.h2.test' });
     await eventually(
-      () => joined(front, frontIndex).equals(joined(apiTap, tapIndex)) && joined(apiTap, tapIndex).length > 0,
+      () =>
+        joined(apiTap, tapIndex).length > 0 && joined(front, frontIndex).length - joined(apiTap, tapIndex).length === 9,
     );
+    expectMinusOneAck(joined(front, frontIndex), joined(apiTap, tapIndex));
+  });
+
+  const hasNghttp = spawnSync('nghttp', ['--version']).status === 0;
+  it.skipIf(!hasNghttp)('nghttp (prior knowledge) is routed by :authority and :path, minus one ACK', async () => {
+    const frontIndex = front.received.length;
+    const tapIndex = wwwTap.received.length;
+    const out = await run('nghttp', [
+      '-t',
+      '20',
+      '-H',
+      ':authority: www.h2.test',
+      `http://127.0.0.1:${front.port}/nghttp/1`,
+    ]);
+    expect(JSON.parse(out)).toMatchObject({ backend: 'www', path: '/nghttp/1', authority: 'www.h2.test' });
+    await eventually(
+      () =>
+        joined(wwwTap, tapIndex).length > 0 && joined(front, frontIndex).length - joined(wwwTap, tapIndex).length === 9,
+    );
+    expectMinusOneAck(joined(front, frontIndex), joined(wwwTap, tapIndex));
   });
 
   it('HEADERS split across reads (one byte per write) is routed and forwarded byte for byte', async () => {
@@ -164,6 +215,67 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
     expect(Buffer.concat(raw.received[before]!)).toEqual(bytes);
   });
 
+  /** A raw client socket to the router, collecting what it receives. */
+  async function rawClient(): Promise<{ socket: Socket; received: () => Buffer }> {
+    const socket = connect({ port: router.port(), host: '127.0.0.1' });
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    return { socket, received: () => Buffer.concat(chunks) };
+  }
+
+  const request = (path: string, end = true) =>
+    frame(
+      FRAME.HEADERS,
+      FLAG.END_HEADERS | (end ? FLAG.END_STREAM : 0),
+      1,
+      block([
+        [':method', end ? 'GET' : 'POST'],
+        [':scheme', 'http'],
+        [':path', path],
+        [':authority', 'raw.h2.test'],
+      ]),
+    );
+  const received = (i: number) => Buffer.concat(raw.received[i] ?? []);
+
+  it("a client that waits for the server's SETTINGS (as grpc-js does) gets the router's before any backend; its ACK is cut (RFC 9113 §3.4, §6.5.3)", async () => {
+    const before = raw.received.length;
+    const c = await rawClient();
+    const opening = Buffer.concat([prelude(), frame(FRAME.WINDOW_UPDATE, 0, 0, Buffer.from([0, 0x0f, 0, 1]))]);
+    c.socket.write(opening);
+    await eventually(() => c.received().length >= SERVER_PREFACE.length);
+    expect(c.received()).toEqual(SERVER_PREFACE);
+    expect(raw.received.length).toBe(before);
+    // The ACK and the first HEADERS in one write, as grpc-js sends them.
+    const rest = [request('/waits', false), frame(FRAME.DATA, FLAG.END_STREAM, 1, Buffer.from('hello'))];
+    c.socket.write(Buffer.concat([ACK, ...rest]));
+    const want = Buffer.concat([opening, ...rest]);
+    await eventually(() => received(before).length >= want.length);
+    c.socket.destroy();
+    expect(received(before)).toEqual(want);
+  });
+
+  it('an ACK that arrives after the route, one byte per write, is cut once; later ACKs pass (RFC 9113 §6.5.3)', async () => {
+    const before = raw.received.length;
+    const c = await rawClient();
+    const first = Buffer.concat([prelude(), request('/late', false)]);
+    c.socket.write(first);
+    await eventually(() => c.received().length >= SERVER_PREFACE.length && received(before).length >= first.length);
+    const hello = frame(FRAME.DATA, 0, 1, Buffer.from('hello'));
+    const again = frame(FRAME.DATA, FLAG.END_STREAM, 1, Buffer.from('again'));
+    const tail = Buffer.concat([ACK, hello, ACK, again]);
+    for (let i = 0; i < tail.length; i++) {
+      c.socket.write(tail.subarray(i, i + 1));
+      await new Promise((r) => setImmediate(r));
+    }
+    const want = Buffer.concat([first, hello, ACK, again]);
+    await eventually(() => received(before).length >= want.length);
+    c.socket.destroy();
+    expect(received(before)).toEqual(want);
+    expect(c.received()).toEqual(SERVER_PREFACE);
+  });
+
   /** Sends `bytes`, returns what came back until the router closed. */
   async function refused(bytes: Buffer): Promise<Buffer> {
     const socket = connect({ port: router.port(), host: '127.0.0.1' });
@@ -187,6 +299,9 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
   }
 
   it.each([
+    // RFC 9113 §3.4: bytes that start as the preface's request line but are not the preface
+    // (no HTTP/1 request has version 2.0, so this is not answered as HTTP/1).
+    ['bad preface (§3.4)', () => Buffer.from('PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n', 'latin1'), 0x1],
     // RFC 9113 §3.4: the preface must be followed by SETTINGS.
     [
       'preface followed by HEADERS instead of SETTINGS (§3.4)',

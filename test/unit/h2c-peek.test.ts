@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/errors.ts';
 import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
 import {
+  clientSettingsEnd,
   goawayFrame,
   H2_ERROR,
   H2_PREFACE,
@@ -14,6 +15,7 @@ import {
   H2PeekError,
   looksLikeH2c,
   peekH2c,
+  startsLikeH2c,
 } from '../../src/peek/h2c.ts';
 import { HpackDecoder } from '../../src/peek/hpack.ts';
 import { block, frame, headerBlocks, headers, huffmanEncode, integer, prelude, str } from '../fixtures/h2/build.ts';
@@ -69,6 +71,37 @@ describe('looksLikeH2c (RFC 9113 §3.4)', () => {
     ['GET / HTTP/1.1\r\n', false],
     ['\x16\x03\x01', false],
   ])('%j → %s', (s, want) => expect(looksLikeH2c(Buffer.from(s, 'latin1'))).toBe(want));
+});
+
+describe('startsLikeH2c: the sniffer calls bytes h2c from the preface request line on (RFC 9113 §3.4)', () => {
+  it.each([
+    ['', undefined],
+    ['PRI', undefined], // PRI is a valid HTTP/1 method token
+    ['PRI * HTTP/2.', undefined],
+    ['PRI * HTTP/2.0', true], // no HTTP/1.x request has version 2.0
+    ['PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n', true], // a bad preface: peekH2c refuses it with GOAWAY
+    ['PRI * HTTP/1.1\r\n', false],
+    ['PRI / HTTP/2.0\r\n', false],
+    ['GET / HTTP/1.1\r\n', false],
+  ])('%j → %s', (s, want) => expect(startsLikeH2c(Buffer.from(s, 'latin1'))).toBe(want));
+});
+
+describe('clientSettingsEnd: when the server may send its own SETTINGS (RFC 9113 §3.4)', () => {
+  const settings = frame(FRAME.SETTINGS, 0, 0, Buffer.from([0, 4, 0, 0, 0xff, 0xff]));
+  const full = Buffer.concat([H2_PREFACE, settings, headers(block(REQ))]);
+  it.each([
+    ['preface only', 24, undefined],
+    ['preface + part of the SETTINGS header', 30, undefined],
+    ['preface + SETTINGS header, payload missing', 33, undefined],
+    ['preface + complete SETTINGS', 39, 39],
+    ['preface + SETTINGS + HEADERS', full.length, 39],
+  ])('%s → %s', (_name, bytes, want) => expect(clientSettingsEnd(full.subarray(0, bytes), MAX)).toBe(want));
+  it('refuses what peekH2c refuses: a bad preface or a first frame that is not SETTINGS', () => {
+    expect(() => clientSettingsEnd(Buffer.from('PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n', 'latin1'), MAX)).toThrow(
+      /bad connection preface at byte 18/,
+    );
+    expect(() => clientSettingsEnd(Buffer.concat([H2_PREFACE, headers(block(REQ))]), MAX)).toThrow(/not settings/);
+  });
 });
 
 describe('peekH2c on a minimal request', () => {
