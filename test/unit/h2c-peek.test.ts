@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../../src/errors.ts';
 import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
 import {
-  clientSettingsEnd,
   goawayFrame,
   H2_ERROR,
   H2_PREFACE,
@@ -86,7 +85,14 @@ describe('startsLikeH2c: the sniffer calls bytes h2c from the preface request li
   ])('%j → %s', (s, want) => expect(startsLikeH2c(Buffer.from(s, 'latin1'))).toBe(want));
 });
 
-describe('clientSettingsEnd: when the server may send its own SETTINGS (RFC 9113 §3.4)', () => {
+/** Where the scanner says the client's first SETTINGS end, after one feed of `buf`. */
+function clientSettingsEnd(buf: Buffer, max: number): number | undefined {
+  const scanner = new H2cScanner(max);
+  scanner.feed(buf);
+  return scanner.settingsEnd;
+}
+
+describe('H2cScanner.settingsEnd: when the server may send its own SETTINGS (RFC 9113 §3.4)', () => {
   const settings = frame(FRAME.SETTINGS, 0, 0, Buffer.from([0, 4, 0, 0, 0xff, 0xff]));
   const full = Buffer.concat([H2_PREFACE, settings, headers(block(REQ))]);
   it.each([
