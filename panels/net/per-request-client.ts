@@ -14,6 +14,7 @@
  *    then paused; a full upstream socket pauses the client until its 'drain'.
  */
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { bodyError, close, refuse } from './per-request-end.ts';
@@ -24,11 +25,19 @@ import { route } from './per-request-route.ts';
 export function onData(d: PerRequestDriver, chunk: Buffer): void {
   let buf = chunk;
   if (d.pending !== undefined) {
-    buf = Buffer.concat([d.pending, chunk]);
+    if (d.carry === undefined || d.carried !== d.pending) {
+      d.carry = new GrowBuffer(d.s.engine.limits.maxHeaderBytes);
+      d.carry.append(d.pending);
+    }
+    buf = d.carried = d.carry.append(chunk);
     d.pending = undefined;
   }
   if (d.state === 'head' || d.state === 'body') frame(d, buf, 0, 0);
   else if (d.state !== 'closing') d.pending = buf; // paused states: kept for later
+  if (d.carry !== undefined && d.pending !== d.carried) {
+    d.carry = undefined;
+    d.carried = undefined;
+  }
   flow(d);
 }
 

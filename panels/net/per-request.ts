@@ -42,6 +42,7 @@ import type { ListenerConfig } from '../../src/config/schema.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
+import type { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import { type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
 import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
 import type { Request } from '../../src/types.ts';
@@ -104,6 +105,14 @@ export class PerRequestDriver implements LinkOwner {
   state: State = 'head';
   /** Client bytes not framed yet (a partial head, or what came while the client must wait). */
   pending: Buffer | undefined;
+  /**
+   * While `pending` grows read by read (a trickled head), its bytes live in one growing buffer,
+   * so each byte is copied once rather than the whole of `pending` on every read (issue 17
+   * item 9); `carried` is the window `pending` must equal for the next read to append to it.
+   * Dropped as soon as `pending` is something else, so an idle connection holds no buffer.
+   */
+  carry: GrowBuffer | undefined;
+  carried: Buffer | undefined;
   body: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
