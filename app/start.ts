@@ -146,7 +146,8 @@ export async function runStart(file: string, overrides: ConfigOverrides): Promis
       },
     );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  // Not `stop` itself: node passes the signal number as a second argument (it would be the exit code).
+  process.on('SIGINT', (signal) => stop(signal));
+  process.on('SIGTERM', (signal) => stop(signal));
   installProcessPolicy(logger, stop);
 }
