@@ -9,6 +9,9 @@
  * 4. SIGTERM/SIGINT: `/readyz` fails, listeners stop accepting, drainable connections close after
  *    their current response, idle ones at once, tunnels get until `limits.drainTimeout`; then
  *    everything closes and the process exits 0. A second signal exits at once (1).
+ * 5. An error no connection caught (a bug): process-policy.ts. An unhandled rejection is logged
+ *    with its stack and the router serves on; an uncaught exception is logged, then the router
+ *    drains as on SIGTERM and exits 1 for the supervisor to restart it.
  */
 
 import { descriptorsPerConnection, maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
@@ -16,6 +19,7 @@ import { type BoundPanel, followsEngine } from '../src/panel.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { Metrics } from './metrics.ts';
+import { installProcessPolicy } from './process-policy.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
 import { Runtime, type RuntimeOptions } from './runtime.ts';
 
@@ -126,7 +130,7 @@ export async function runStart(file: string, overrides: ConfigOverrides): Promis
     logger.info('access log reopened');
   });
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: string, exitCode = 0) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
@@ -136,7 +140,7 @@ export async function runStart(file: string, overrides: ConfigOverrides): Promis
     router.close().then(
       () => {
         logger.info('shut down');
-        process.exit(0);
+        process.exit(exitCode);
       },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
@@ -144,6 +148,8 @@ export async function runStart(file: string, overrides: ConfigOverrides): Promis
       },
     );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  // Not `stop` itself: node passes the signal number as a second argument (it would be the exit code).
+  process.on('SIGINT', (signal) => stop(signal));
+  process.on('SIGTERM', (signal) => stop(signal));
+  installProcessPolicy(logger, stop);
 }

@@ -17,6 +17,7 @@ import { SharedRegistry } from '../src/shared-registry.ts';
 import type { LoadedConfig } from './load-config.ts';
 import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator } from './plugins.ts';
+import { installProcessPolicy } from './process-policy.ts';
 import { Runtime } from './runtime.ts';
 import { findOnly, type SnapshotBook, snapshotBookFactory } from './worker-book.ts';
 
@@ -66,6 +67,8 @@ class WorkerLoop {
       reusePort: true,
     });
     this.#runtime = runtime;
+    // A rejection no connection caught is logged and the thread serves on (app/process-policy.ts).
+    installProcessPolicy(runtime.logger);
     const engine = resolvePanel(engineOf(spec.config.panel));
     const panel = engine.create(runtime, {});
     await panel.start();

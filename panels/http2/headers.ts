@@ -7,8 +7,19 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 
-/** Fields that describe one hop, never forwarded across HTTP/2 (RFC 9113 §8.2.2). */
-const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+/**
+ * Fields that describe one hop, never forwarded across HTTP/2 (RFC 9113 §8.2.2; `http2-settings`
+ * belongs to the h2c upgrade, RFC 7540 §3.2.1). Node refuses to send any of them on an HTTP/2
+ * stream (it throws), so a client's copy must never reach `session.request`.
+ */
+const CONNECTION_SPECIFIC = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+]);
 
 /** Raw `[name, value, name, value…]` pairs (node's rawHeaders) into an object, keeping duplicates. */
 export function fromRaw(raw: readonly string[], keep: (name: string, value: string) => boolean): OutgoingHttpHeaders {
@@ -43,9 +54,15 @@ export interface Head {
   readonly raw: readonly string[];
 }
 
-/** Request fields for an HTTP/2 upstream: pseudo-headers first, `host` folded into `:authority`. */
+/**
+ * Request fields for an HTTP/2 upstream: pseudo-headers first, `host` folded into `:authority`.
+ * `te` goes as the one value HTTP/2 allows, `trailers` (however the client spelled it, once):
+ * node throws on any other spelling. Repeated single-value fields (two `user-agent`) pass as
+ * sent; the session is opened with `strictSingleValueFields: false` (upstream-h2.ts).
+ */
 export function h2RequestHeaders(head: Head): OutgoingHttpHeaders {
   const fields = fromRaw(head.raw, (n, v) => n !== 'host' && forwardable(n, v));
+  if (fields.te !== undefined) fields.te = 'trailers';
   return {
     ':method': head.method,
     ':path': head.target,

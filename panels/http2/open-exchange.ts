@@ -14,7 +14,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
-import { proxyHeaderFor } from '../../src/proxy-out.ts';
+import { isProxyOutRefused, proxyHeaderFor } from '../../src/proxy-out.ts';
 import type { Candidates } from '../../src/types.ts';
 import {
   type DialPlan,
@@ -53,6 +53,9 @@ export function openExchange(
   const { policy } = candidates;
   const { protocol } = policy;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
+  // A value of the request the header cannot carry: refused before any backend is dialled.
+  if (isProxyOutRefused(proxyHeader))
+    return Promise.resolve({ result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason });
   const connectTimeout = engine.limits.connectTimeout;
   return tryJacks(request, candidates, engine.operator, (jack, attempt) => {
     const { backend } = jack;

@@ -88,70 +88,114 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
     log(code, respondError(res, code, grpc), reason);
   };
 
-  let routed: Routed;
+  // A throw on this stream's path is a broken invariant (bad input is refused above with a typed
+  // error): logged with its stack, the stream reset, one access line; the connection and the
+  // process carry on.
   try {
-    routed = routeView(req, ctx.listener);
-  } catch (e) {
-    if (!isSwitchboardError(e)) throw e;
-    const result = (e as { result?: ResultCode }).result ?? 'bad_request';
-    refuse(result, e.message);
-    return;
-  }
-  const { request } = routed;
-  // The client as routing saw it: the PROXY source or a trusted forwarded address, when given.
-  record.client = `${request.clientIp}:${request.clientPort}`;
-  record.host = request.host;
-  if (request.path !== undefined) record.path = request.path;
-  if (request.method !== undefined) record.method = request.method;
+    let routed: Routed;
+    try {
+      routed = routeView(req, ctx.listener);
+    } catch (e) {
+      if (!isSwitchboardError(e)) throw e;
+      const result = (e as { result?: ResultCode }).result ?? 'bad_request';
+      refuse(result, e.message);
+      return;
+    }
+    const { request } = routed;
+    // The client as routing saw it: the PROXY source or a trusted forwarded address, when given.
+    record.client = `${request.clientIp}:${request.clientPort}`;
+    record.host = request.host;
+    if (request.path !== undefined) record.path = request.path;
+    if (request.method !== undefined) record.method = request.method;
 
-  // The decision every panel makes (src/route.ts); CONNECT was refused by routeView already.
-  const candidates = decideRoute(engine, ctx.listener, request, record);
-  if (isRouteRefused(candidates)) {
-    refuse(candidates.refused, candidates.reason);
-    return;
-  }
+    // The decision every panel makes (src/route.ts); CONNECT was refused by routeView already.
+    const candidates = decideRoute(engine, ctx.listener, request, record);
+    if (isRouteRefused(candidates)) {
+      refuse(candidates.refused, candidates.reason);
+      return;
+    }
 
-  // Pause until an exchange exists, so nothing of the body is read (or lost) before then.
-  req.pause();
-  let clientGone = false;
-  const onEarlyClose = () => {
-    clientGone = true;
-  };
-  res.once('close', onEarlyClose);
-  const client = socket === undefined ? undefined : connectionOf(socket)?.socket;
-  openExchange(routed, candidates, engine, ctx, bodyLength(req), client).then(
-    (opened) => {
-      res.removeListener('close', onEarlyClose);
-      record.attempts = opened.attempts;
-      if ('result' in opened) {
-        if (clientGone) log('client_closed', undefined, opened.reason);
-        else refuse(opened.result, opened.reason);
-        return;
-      }
-      record.backend = opened.jack.backend.id;
-      if (clientGone) {
-        opened.value.cancel(H2_CANCEL);
-        log('client_closed', undefined, 'client went away while connecting');
-        return;
-      }
-      // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
-      const outlier = outlierStatusFor(candidates.policy.outlierStatus);
-      const { id } = opened.jack.backend;
-      const judge =
-        outlier === undefined
-          ? undefined
-          : (status: number) => {
-              if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
-              else runtime.registry.responseSucceeded(id, candidates.cluster);
-            };
-      forward(req, res, opened.value, record, grpc, log, judge);
-    },
-    (err: unknown) => {
-      runtime.logger.error({ err }, 'http2 stream failed');
-      abortResponse(res);
-      log('error', undefined, String(err));
-    },
-  );
+    // Pause until an exchange exists, so nothing of the body is read (or lost) before then.
+    req.pause();
+    let clientGone = false;
+    const onEarlyClose = () => {
+      clientGone = true;
+    };
+    res.once('close', onEarlyClose);
+    // One catch for the open and for what follows it: a throw in either (a broken invariant)
+    // resets this stream and cancels what was opened for it; never an unhandled rejection.
+    let exchange: Exchange | undefined;
+    const client = socket === undefined ? undefined : connectionOf(socket)?.socket;
+    openExchange(routed, candidates, engine, ctx, bodyLength(req), client)
+      .then((opened) => {
+        res.removeListener('close', onEarlyClose);
+        record.attempts = opened.attempts;
+        if ('result' in opened) {
+          if (clientGone) log('client_closed', undefined, opened.reason);
+          else refuse(opened.result, opened.reason);
+          return;
+        }
+        record.backend = opened.jack.backend.id;
+        exchange = opened.value;
+        if (clientGone) {
+          opened.value.cancel(H2_CANCEL);
+          log('client_closed', undefined, 'client went away while connecting');
+          return;
+        }
+        // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
+        const outlier = outlierStatusFor(candidates.policy.outlierStatus);
+        const { id } = opened.jack.backend;
+        const judge =
+          outlier === undefined
+            ? undefined
+            : (status: number) => {
+                if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
+                else runtime.registry.responseSucceeded(id, candidates.cluster);
+              };
+        forward(req, res, opened.value, record, grpc, log, judge);
+      })
+      .catch((err: unknown) => {
+        // The client's head could not be sent (panels/http2/upstream-h2.ts): its answer, not a bug.
+        const result = isSwitchboardError(err) ? (err as { result?: ResultCode }).result : undefined;
+        if (result !== undefined && exchange === undefined && !res.headersSent) {
+          refuse(result, (err as Error).message);
+          return;
+        }
+        runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
+        exchange?.cancel(H2_INTERNAL_ERROR);
+        log('internal_error', abortBroken(req, res), String(err));
+      });
+  } catch (err) {
+    runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
+    log('internal_error', abortBroken(req, res), String(err));
+  }
+}
+
+/**
+ * Ends a stream that hit a bug; returns the status sent (0 for none). HTTP/2: RST_STREAM
+ * INTERNAL_ERROR, the session's other streams untouched. HTTP/1.1: a 500 with `Connection:
+ * close` while nothing of the response went out (node sends it after the responses pipelined
+ * before it, so those are not cut), else the connection is closed.
+ */
+function abortBroken(req: DownRequest, res: DownResponse): number {
+  if ('stream' in res) {
+    abortResponse(res, H2_INTERNAL_ERROR);
+    return 0;
+  }
+  if (res.headersSent) {
+    abortResponse(res);
+    req.socket?.destroy();
+    return 0;
+  }
+  const body = 'internal_error\n';
+  res.writeHead(500, {
+    'content-type': 'text/plain',
+    'content-length': String(body.length),
+    'x-switchboard-error': 'internal_error',
+    connection: 'close',
+  });
+  res.end(body);
+  return 500;
 }
 
 /** Pipes the request into the exchange and the response back, with resets both ways. */

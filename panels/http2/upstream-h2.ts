@@ -21,15 +21,30 @@
  *    their streams finish. A session private to a client connection (outbound PROXY) gets its
  *    GOAWAY when that client connection closes (private-keys.ts).
  */
-import { type ClientHttp2Session, type ClientHttp2Stream, connect as h2connect } from 'node:http2';
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type ClientSessionOptions,
+  connect as h2connect,
+} from 'node:http2';
 import type { Socket } from 'node:net';
 import { ConnectError } from '../../src/connect.ts';
+import { peerError } from '../../src/errors.ts';
 import type { Backend } from '../../src/types.ts';
 import { type DialPlan, dial } from '../../src/upstream/index.ts';
 import type { Exchange, ExchangeEvents } from './exchange.ts';
 import { type Head, h2RequestHeaders, responseHeaders, trailerFields } from './headers.ts';
 import { PrivateKeys } from './private-keys.ts';
 
+/** Node's refusals of a head's fields (names, connection-specific fields, repeated single values). */
+const NOT_SENDABLE = new Set([
+  'ERR_HTTP2_HEADER_SINGLE_VALUE',
+  'ERR_HTTP2_INVALID_CONNECTION_HEADERS',
+  'ERR_HTTP2_INVALID_HEADER_VALUE',
+  'ERR_HTTP2_INVALID_PSEUDOHEADER',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_INVALID_CHAR',
+]);
 /** The END_STREAM flag of a HEADERS frame (RFC 9113 §6.2). */
 const END_STREAM = 0x1;
 /** How often a session with open streams is pinged. */
@@ -78,7 +93,14 @@ export class H2Pool {
   ): ClientHttp2Session {
     const scheme = plan.tls === undefined ? 'http' : 'https';
     const host = backend.host.includes(':') ? `[${backend.host}]` : backend.host;
-    const session = h2connect(`${scheme}://${host}:${backend.port}`, { createConnection: () => socket });
+    // Repeated single-value fields a client sent are forwarded as sent (node would throw on them;
+    // client sessions take the option on node 24, @types/node lists it for servers only; a node
+    // that ignores it throws, and `open` refuses that request with 400).
+    const options: ClientSessionOptions & { strictSingleValueFields: boolean } = {
+      createConnection: () => socket,
+      strictSingleValueFields: false,
+    };
+    const session = h2connect(`${scheme}://${host}:${backend.port}`, options);
     this.#all.set(session, 0);
     const forget = () => {
       if (this.#sessions.get(key) === current) this.#sessions.delete(key);
@@ -126,6 +148,9 @@ export class H2Pool {
     try {
       stream = session.request(h2RequestHeaders(head), { endStream, waitForTrailers: !endStream });
     } catch (e) {
+      // The client's head is what node refused: its answer is 400, and the session is fine.
+      if (NOT_SENDABLE.has((e as NodeJS.ErrnoException).code ?? ''))
+        throw peerError('bad_request', `http2 upstream: request head cannot be sent: ${(e as Error).message}`);
       // Nothing was sent (the session is closing, stream ids ran out): safe to try elsewhere.
       this.#sessions.delete(key);
       throw new ConnectError(`h2 ${backend.id}: ${(e as Error).message}`, false);

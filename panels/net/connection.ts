@@ -15,6 +15,7 @@
  * before the route is decided; errors are answered per DESIGN's table (HTTP/1 gets a response,
  * h2c a GOAWAY, TLS and PROXY failures a close).
  */
+import type { Socket } from 'node:net';
 import { type Answerable, answer } from '../../src/answer.ts';
 import { clientAddressing } from '../../src/client-ip.ts';
 import { writesRequestLines } from '../../src/config/schema.ts';
@@ -60,7 +61,9 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
     durationMs: 0,
     result: 'ok',
   };
+  let ended = false;
   const log = (result: string, status?: number, reason?: string, write = true) => {
+    ended = true;
     record.result = result;
     if (status !== undefined && status > 0) record.status = status;
     if (reason !== undefined) record.reason = reason;
@@ -80,92 +83,104 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
   };
   socket.on('error', noop);
 
-  let peeked: Peeked;
+  // A throw below is a bug (bad input is answered above with a typed error): logged with its
+  // stack, the client and the upstream socket opened for it closed, one access line, the slot
+  // back. The panel's own catch stays as the last resort.
+  let upstream: Socket | undefined;
   try {
-    // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
-    peeked = await peekSocket(socket, {
-      peekTimeout: c.remaining(),
-      maxHeaderBytes: engine.limits.maxHeaderBytes,
-      tls: listener.tls,
-      h2c: listener.h2c,
-      proxy: c.proxy,
-      paths: listener.pathNormalization,
-      // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
-      // server's SETTINGS (grpc-js) send their first HEADERS; the splice cuts their ACK of it.
-      onH2cSettings: () => socket.write(SERVER_PREFACE),
-    });
-  } catch (e) {
-    if (!(e instanceof PeekFailure)) throw e;
-    if (e.result === 'client_closed') {
-      socket.destroy();
-      log('client_closed', undefined, e.message);
-    } else refuse(e.result, e.protocol, e.message, e.h2Code);
-    return;
-  }
+    let peeked: Peeked;
+    try {
+      // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
+      peeked = await peekSocket(socket, {
+        peekTimeout: c.remaining(),
+        maxHeaderBytes: engine.limits.maxHeaderBytes,
+        tls: listener.tls,
+        h2c: listener.h2c,
+        proxy: c.proxy,
+        paths: listener.pathNormalization,
+        // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
+        // server's SETTINGS (grpc-js) send their first HEADERS; the splice cuts their ACK of it.
+        onH2cSettings: () => socket.write(SERVER_PREFACE),
+      });
+    } catch (e) {
+      if (!(e instanceof PeekFailure)) throw e;
+      if (e.result === 'client_closed') {
+        socket.destroy();
+        log('client_closed', undefined, e.message);
+      } else refuse(e.result, e.protocol, e.message, e.h2Code);
+      return;
+    }
 
-  let request: Request;
-  try {
-    request = requestFromPeek(peeked, {
-      listener: listener.name,
-      socket,
-      addressing: clientAddressing(listener),
-      paths: listener.pathNormalization,
-    });
-  } catch (e) {
-    if (!isSwitchboardError(e)) throw e;
-    refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);
-    return;
-  }
-  describe(record, request);
+    let request: Request;
+    try {
+      request = requestFromPeek(peeked, {
+        listener: listener.name,
+        socket,
+        addressing: clientAddressing(listener),
+        paths: listener.pathNormalization,
+      });
+    } catch (e) {
+      if (!isSwitchboardError(e)) throw e;
+      refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);
+      return;
+    }
+    describe(record, request);
 
-  if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
-    // Every request of the connection is routed on its own from here on (per-request.ts).
-    const first = peeked;
-    runPerRequest({
-      client: socket,
-      listener,
-      runtime,
-      engine,
-      head: first.head,
-      buffer: first.buffer,
-      request,
-      connection: record,
-      requestFor: (head, buffer) =>
-        requestFromPeek(
-          { ...first, head, buffer },
-          { listener: listener.name, socket, addressing: clientAddressing(listener) },
-        ),
-      ...(writesRequestLines(engine.loaded.config)
-        ? {
-            requestLog: (r: AccessRecord) => runtime.accessLog(r),
-            finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
-          }
-        : { requestLog: undefined, finish: log }),
-    });
-    return;
-  }
+    if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
+      // Every request of the connection is routed on its own from here on (per-request.ts).
+      const first = peeked;
+      runPerRequest({
+        client: socket,
+        listener,
+        runtime,
+        engine,
+        head: first.head,
+        buffer: first.buffer,
+        request,
+        connection: record,
+        requestFor: (head, buffer) =>
+          requestFromPeek(
+            { ...first, head, buffer },
+            { listener: listener.name, socket, addressing: clientAddressing(listener) },
+          ),
+        ...(writesRequestLines(engine.loaded.config)
+          ? {
+              requestLog: (r: AccessRecord) => runtime.accessLog(r),
+              finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
+            }
+          : { requestLog: undefined, finish: log }),
+      });
+      return;
+    }
 
-  // CONNECT check, findAddresses, no_route (src/route.ts): the same decision as per-request.
-  const candidates = decideRoute(engine, listener, request, record, socket);
-  if (isRouteRefused(candidates)) {
-    refuse(candidates.refused, peeked.kind, candidates.reason);
-    return;
-  }
+    // CONNECT check, findAddresses, no_route (src/route.ts): the same decision as per-request.
+    const candidates = decideRoute(engine, listener, request, record, socket);
+    if (isRouteRefused(candidates)) {
+      refuse(candidates.refused, peeked.kind, candidates.reason);
+      return;
+    }
 
-  // The upstream pipeline (src/upstream/): retries, TLS, the outbound PROXY header, accounting.
-  const up = await openUpstream(request, candidates, engine.operator, runtime, engine);
-  record.attempts = up.attempts;
-  if ('result' in up) {
-    refuse(up.result, peeked.kind, up.reason);
-    return;
+    // The upstream pipeline (src/upstream/): retries, TLS, the outbound PROXY header, accounting.
+    const up = await openUpstream(request, candidates, engine.operator, runtime, engine);
+    record.attempts = up.attempts;
+    if ('result' in up) {
+      refuse(up.result, peeked.kind, up.reason);
+      return;
+    }
+    upstream = up.socket;
+    record.backend = up.jack.backend.id;
+    if (socket.destroyed) {
+      upstream.destroy();
+      log('client_closed', undefined, 'client went away while connecting');
+      return;
+    }
+    const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
+    splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end), filter);
+  } catch (err) {
+    runtime.logger.error({ err }, 'connection failed (internal error): closing it');
+    upstream?.destroy();
+    socket.destroy();
+    c.raw.destroy();
+    if (!ended) log('internal_error', undefined, String(err));
   }
-  const { socket: upstream, jack } = up;
-  record.backend = jack.backend.id;
-  if (socket.destroyed) {
-    upstream.destroy();
-    log('client_closed', undefined, 'client went away while connecting');
-    return;
-  }
-  const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
-  splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end), filter);
 }

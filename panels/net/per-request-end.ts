@@ -113,8 +113,27 @@ export function onClose(d: PerRequestDriver): void {
   finish(d);
 }
 
+/**
+ * A throw on this connection's path (a broken invariant, never bad input: that is refused with
+ * a typed error): logged with its stack, the connection and its links closed, its end reported
+ * once so its admission slot goes back. The other connections carry on.
+ */
+export function failed(d: PerRequestDriver, err: unknown): void {
+  d.s.runtime.logger.error({ err }, 'per-request connection failed (internal error): closing it');
+  d.exchange?.finish('internal_error');
+  d.exchange = undefined;
+  try {
+    abort(d, 'internal_error');
+  } finally {
+    // 'close' already went by (the throw came from it, or from a tunnel's end): end it here.
+    if (d.client.closed) finish(d);
+  }
+}
+
 /** The connection's result, once: its access line (connection lines) or its end. */
 export function finish(d: PerRequestDriver): void {
+  if (d.finished) return;
+  d.finished = true;
   d.undrain();
   if (d.linger !== undefined) clearTimeout(d.linger);
   const result = d.result;

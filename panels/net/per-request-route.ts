@@ -11,7 +11,9 @@
  *    beyond `limits.maxIdleUpstreamsPerConnection` is closed), else a new connection through the
  *    upstream pipeline, which starts with that pick and retries per the cluster policy.
  * 3. While connecting the client is read into `pending`; `connected` frames it once the link is
- *    there. A connect that ends after the connection closed destroys its socket.
+ *    there. A connect that ends after the connection closed destroys its socket. A request the
+ *    outbound PROXY header cannot carry (src/proxy-out.ts) comes back as a refusal, answered
+ *    like a failed connect (431 for an AUTHORITY longer than a host name).
  */
 import { isSwitchboardError } from '../../src/errors.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
@@ -22,7 +24,7 @@ import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/ups
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { flow, frame } from './per-request-client.ts';
-import { abort, refuse } from './per-request-end.ts';
+import { failed, refuse } from './per-request-end.ts';
 import { linkKey, UpstreamLink } from './upstream-link.ts';
 import { firstPick } from './upstream-pool.ts';
 
@@ -73,13 +75,18 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   }
   d.state = 'connecting';
   const { engine } = s;
-  openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true).then(
-    (up) => connected(d, up, request, candidates, view, consumed),
-    (err: unknown) => {
-      s.runtime.logger.error({ err }, 'per-request connect failed');
-      abort(d, 'upstream_error');
-    },
-  );
+  // One catch for the connect and for `connected`: a throw in either (a broken invariant) closes
+  // this connection and the socket that was opened for it; it never becomes an unhandled rejection.
+  let opened: Upstream | undefined;
+  openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true)
+    .then((up) => {
+      if ('socket' in up) opened = up;
+      connected(d, up, request, candidates, view, consumed);
+    })
+    .catch((err: unknown) => {
+      opened?.socket.destroy();
+      failed(d, err);
+    });
   return -1;
 }
 

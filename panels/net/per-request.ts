@@ -48,7 +48,7 @@ import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
 import type { Request } from '../../src/types.ts';
 import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
-import { drain, onClose, onError, onTimeout } from './per-request-end.ts';
+import { drain, failed, onClose, onError, onTimeout } from './per-request-end.ts';
 import { broken, closed, responseDone, responseHead, tunnel } from './per-request-exchange.ts';
 import { route } from './per-request-route.ts';
 import type { LinkBreak, LinkOwner, LinkSettings, UpstreamLink } from './upstream-link.ts';
@@ -79,10 +79,14 @@ export function runPerRequest(start: PerRequestStart): void {
   const d = new PerRequestDriver(start);
   // Routes the peeked first head and starts reading.
   const { head, buffer, request } = start;
-  const consumed = route(d, head, buffer, request);
-  if (consumed >= 0) frame(d, buffer, consumed, 0);
-  d.begun = true;
-  flow(d);
+  try {
+    const consumed = route(d, head, buffer, request);
+    if (consumed >= 0) frame(d, buffer, consumed, 0);
+    d.begun = true;
+    flow(d);
+  } catch (err) {
+    failed(d, err);
+  }
 }
 
 /**
@@ -126,16 +130,54 @@ export class PerRequestDriver implements LinkOwner {
   /** Set by a graceful shutdown: close after the current response (or now, when idle). */
   draining = false;
   begun = false;
+  /** The connection's end was reported (finish runs once, even after an internal error). */
+  finished = false;
   readonly undrain: () => void;
-  readonly onData = (chunk: Buffer): void => onData(this, chunk);
-  readonly onUpDrain = (): void => {
-    this.upBlocked = false;
-    flow(this);
+  // Every entry point from an event is guarded: a throw (a broken invariant) closes this
+  // connection and releases its slot instead of reaching the process (per-request-end.ts failed).
+  readonly onData = (chunk: Buffer): void => {
+    try {
+      onData(this, chunk);
+    } catch (err) {
+      failed(this, err);
+    }
   };
-  readonly onEnd = (): void => onEnd(this);
-  readonly onError = (): void => onError(this);
-  readonly onTimeout = (): void => onTimeout(this);
-  readonly onClose = (): void => onClose(this);
+  readonly onUpDrain = (): void => {
+    try {
+      this.upBlocked = false;
+      flow(this);
+    } catch (err) {
+      failed(this, err);
+    }
+  };
+  readonly onEnd = (): void => {
+    try {
+      onEnd(this);
+    } catch (err) {
+      failed(this, err);
+    }
+  };
+  readonly onError = (): void => {
+    try {
+      onError(this);
+    } catch (err) {
+      failed(this, err);
+    }
+  };
+  readonly onTimeout = (): void => {
+    try {
+      onTimeout(this);
+    } catch (err) {
+      failed(this, err);
+    }
+  };
+  readonly onClose = (): void => {
+    try {
+      onClose(this);
+    } catch (err) {
+      failed(this, err);
+    }
+  };
 
   constructor(s: PerRequestStart) {
     this.s = s;
@@ -160,18 +202,38 @@ export class PerRequestDriver implements LinkOwner {
 
   // LinkOwner: what the current (or a pooled) link reports; per-request-exchange.ts.
   responseHead(link: UpstreamLink, head: Http1ResponseHead): void {
-    responseHead(this, link, head);
+    try {
+      responseHead(this, link, head);
+    } catch (err) {
+      failed(this, err);
+    }
   }
   responseDone(link: UpstreamLink): void {
-    responseDone(this, link);
+    try {
+      responseDone(this, link);
+    } catch (err) {
+      failed(this, err);
+    }
   }
   tunnel(link: UpstreamLink): void {
-    tunnel(this, link);
+    try {
+      tunnel(this, link);
+    } catch (err) {
+      failed(this, err);
+    }
   }
   broken(link: UpstreamLink, why: LinkBreak, reason: string): void {
-    broken(this, link, why, reason);
+    try {
+      broken(this, link, why, reason);
+    } catch (err) {
+      failed(this, err);
+    }
   }
   closed(link: UpstreamLink): void {
-    closed(this, link);
+    try {
+      closed(this, link);
+    } catch (err) {
+      failed(this, err);
+    }
   }
 }

@@ -9,7 +9,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Engine } from '../engine.ts';
-import { proxyHeaderFor } from '../proxy-out.ts';
+import { isProxyOutRefused, proxyHeaderFor } from '../proxy-out.ts';
 import type { Candidates, Jack, Operator, Request } from '../types.ts';
 import { tryJacks, type UpstreamFailure } from './attempts.ts';
 import { dial, type UpstreamHost } from './dial.ts';
@@ -40,6 +40,8 @@ export async function openUpstream(
 ): Promise<Upstream | UpstreamFailure> {
   const { policy } = candidates;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
+  // A value of the request the header cannot carry: refused before any backend is dialled.
+  if (isProxyOutRefused(proxyHeader)) return { result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason };
   const connectTimeout = engine.limits.connectTimeout;
   const opened = await tryJacks(request, candidates, operator, (jack, attempt) =>
     dial(

@@ -1,9 +1,11 @@
 /**
- * Test backends on port 0: an HTTP server that says who it is, and a raw TCP server that records
- * every byte it receives. Both track their open sockets and close everything on `close()`.
+ * Test backends on port 0: an HTTP server that says who it is, the same behind a PROXY header
+ * (`startProxiedHttpBackend`), and a raw TCP server that records every byte it receives. All
+ * track their open sockets and close everything on `close()`.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { type ProxyHeader, parseProxyHeader } from '../../src/proxy-protocol/index.ts';
 
 export interface TestBackend {
   readonly name: string;
@@ -138,5 +140,67 @@ export async function startBlackhole(): Promise<{ port: number; close(): Promise
       for (const s of fillers) s.destroy();
       child.kill('SIGKILL');
     },
+  };
+}
+
+export interface ProxiedHttpBackend extends TestBackend {
+  /** The PROXY header of every connection, in order (parsed by the router's own strict parser). */
+  readonly headers: ProxyHeader[];
+  /** Connections open now. */
+  readonly open: number;
+}
+
+/**
+ * An HTTP/1.1 backend behind a cluster with `proxyProtocol: v1 | v2`: each connection must start
+ * with a PROXY header (a missing or malformed one closes it, as HAProxy and nginx do); the rest
+ * is served by `handler` (default: who am I).
+ */
+export async function startProxiedHttpBackend(
+  name: string,
+  handler: HttpHandler = whoami,
+): Promise<ProxiedHttpBackend> {
+  let hits = 0;
+  const headers: ProxyHeader[] = [];
+  const http = createHttpServer((req, res) => {
+    hits++;
+    handler(req, res, name);
+  });
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    let buf = Buffer.alloc(0);
+    const onData = (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      let header: ProxyHeader | undefined;
+      try {
+        header = parseProxyHeader(buf, 'any', 65_536 + 16);
+      } catch {
+        socket.destroy();
+        return;
+      }
+      if (header === undefined) return;
+      socket.removeListener('data', onData);
+      headers.push(header);
+      socket.pause();
+      const rest = buf.subarray(header.length);
+      if (rest.length > 0) socket.unshift(rest);
+      http.emit('connection', socket);
+      socket.resume();
+    };
+    socket.on('data', onData);
+  });
+  const sockets = track(server);
+  const port = await listen(server);
+  return {
+    name,
+    port,
+    address: `127.0.0.1:${port}`,
+    headers,
+    get hits() {
+      return hits;
+    },
+    get open() {
+      return sockets.size;
+    },
+    close: () => closeServer(server, sockets),
   };
 }

@@ -2,8 +2,10 @@
  * The listener pipeline (src/listener/), the same on every panel: mutual TLS, PROXY header in
  * from trusted and untrusted peers (also before a TLS handshake), the three caps (counted once
  * across worker threads), the http2 panel's header list bound and stream limit, listener reload
- * on the http2 panel, and a connect-then-reset storm on a terminating listener leaking no slot.
+ * on the http2 panel, and connect-then-reset storms on a terminating listener leaking no slot
+ * (including peers whose reset the router sees before it accepts them).
  */
+import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { connect as h2Connect, type Settings } from 'node:http2';
 import { connect, type Socket } from 'node:net';
@@ -11,6 +13,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { acceptedSockets } from '../adversarial/leaks.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
 import { statusOf } from '../harness/client.ts';
@@ -20,6 +23,21 @@ import { h2Request } from './http2-helpers.ts';
 const PANELS = ['net', 'http2'] as const;
 const cluster = (address: string) => ({ subclusters: { s: { weight: 1, backends: [{ address }] } } });
 const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: www.example.test\r\nConnection: close\r\n\r\n`;
+/** Child script: connect `n` sockets to `port`, then reset all of them (RST, SO_LINGER 0) and exit. */
+const RESET_STORM = `
+const net = require('node:net');
+const [port, n] = process.argv.slice(1).map(Number);
+const socks = [];
+let connected = 0;
+let closed = 0;
+for (let i = 0; i < n; i++) {
+  const s = net.connect({ port, host: '127.0.0.1' });
+  s.on('error', () => {});
+  s.on('close', () => { if (++closed === n) process.exit(0); });
+  s.once('connect', () => { if (++connected === n) for (const x of socks) x.resetAndDestroy(); });
+  socks.push(s);
+}
+`;
 const proxyV1 = (src: string) => `PROXY TCP4 ${src} 198.51.100.1 40000 443\r\n`;
 
 interface Exchange {
@@ -204,6 +222,34 @@ describe.each(PANELS)('listener pipeline on the %s panel', (panel) => {
     await eventually(() => (router.router.panel as unknown as { connections: number }).connections === 0);
     const reply = await exchange(port, get('/after'), { tls: { ca: pki.ca.certPem } });
     expect(bodyOf(reply)).toMatchObject({ backend: 'web', url: '/after' });
+  });
+
+  it('peers that reset before the accept (no remote address) leak no slot, round after round', async () => {
+    // The failure of issue 17 item 3: pending handshakes keyed by `remoteAddress|remotePort`,
+    // `undefined|undefined` for a peer whose RST arrived before accept(), so two such peers
+    // shared a key and the first one's slot was never given back. Made deterministic: a child
+    // process connects every socket and resets it (SO_LINGER 0) while this event loop is
+    // blocked in spawnSync, so the router accepts only connections that are already reset.
+    const port = router.port('storm');
+    const overloaded = count(router, 'overloaded', 'storm');
+    const watch = acceptedSockets();
+    try {
+      for (let round = 0; round < 3; round++) {
+        const seen = watch.sockets.length;
+        const child = spawnSync(process.execPath, ['-e', RESET_STORM, String(port), '60'], { timeout: 20_000 });
+        expect(child.status).toBe(0);
+        // All 60 fit the listener's 64 slots only if the earlier rounds gave theirs back.
+        await eventually(() => watch.sockets.length - seen === 60, 10_000, `round ${round}: 60 accepted`);
+        await eventually(() => (router.router.panel as unknown as { connections: number }).connections === 0);
+      }
+      // The storm did reach the failure mode: accepted sockets without a peer address.
+      expect(watch.sockets.filter((s) => s.remoteAddress === undefined).length).toBeGreaterThanOrEqual(2);
+      expect(count(router, 'overloaded', 'storm')).toBe(overloaded);
+    } finally {
+      watch.stop();
+    }
+    const reply = await exchange(port, get('/after-rst'), { tls: { ca: pki.ca.certPem } });
+    expect(bodyOf(reply)).toMatchObject({ backend: 'web', url: '/after-rst' });
   });
 });
 
