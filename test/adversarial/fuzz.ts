@@ -302,3 +302,23 @@ export const pathSpelling: fc.Arbitrary<string> = fc
     const path = parts.map(([sep, seg]) => sep + seg).join('');
     return path.startsWith('/') ? path : `/${path}`;
   });
+
+/**
+ * Read boundaries for trickled heads (issue 17 item 9): how a peer may cut `length` bytes into
+ * reads — mostly one byte at a time, sometimes a few, sometimes everything at once. The cut
+ * points are sorted offsets strictly inside (0, length).
+ */
+export function readCuts(length: number): fc.Arbitrary<number[]> {
+  if (length < 2) return fc.constant([]);
+  const everyByte = Array.from({ length: length - 1 }, (_, i) => i + 1);
+  return fc.oneof(
+    { arbitrary: fc.constant(everyByte), weight: 2 },
+    {
+      arbitrary: fc
+        .uniqueArray(fc.integer({ min: 1, max: length - 1 }), { maxLength: Math.min(64, length - 1) })
+        .map((cuts) => cuts.sort((a, b) => a - b)),
+      weight: 3,
+    },
+    { arbitrary: fc.constant([] as number[]), weight: 1 },
+  );
+}
