@@ -21,13 +21,21 @@ import {
   type Logger,
   type ReopenableAccessLog,
 } from '../src/log.ts';
-import { checkNofile } from '../src/nofile.ts';
-import { isRegistryProvider } from '../src/panel.ts';
+import { checkNofile, descriptorsPerConnection } from '../src/nofile.ts';
+import { hasDescriptorBudget, isRegistryProvider } from '../src/panel.ts';
 import type { PluginContext } from '../src/plugin.ts';
 import { defaultRandom, type Random } from '../src/random.ts';
 import { type AddressBook, isBackendLister } from '../src/types.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
+
+/** The most descriptors one client connection may hold on the loaded config's panel. */
+export function perConnection(loaded: LoadedConfig): number {
+  const f = loaded.panel.factory;
+  return hasDescriptorBudget(f)
+    ? f.descriptorsPerConnection(loaded.config, loaded.panel.options)
+    : descriptorsPerConnection(loaded.config);
+}
 
 export interface RuntimeOptions {
   readonly logger?: Logger;
@@ -86,7 +94,7 @@ export class Runtime implements PanelRuntime {
 
   /** Builds the first engine of a runtime. */
   static async create(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
-    checkNofile(loaded.file, loaded.config);
+    checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
     const logger = options.logger ?? createLogger(loaded.config.log.level);
     const accessLog =
       options.accessLog !== undefined
@@ -220,7 +228,7 @@ export class Runtime implements PanelRuntime {
    * closed and the old engine keeps serving; the error is rethrown.
    */
   async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
-    checkNofile(loaded.file, loaded.config);
+    checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
     const engine = await buildEngine(loaded, this.context(loaded));
     let commit: (() => void) | undefined;
     try {

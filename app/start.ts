@@ -14,14 +14,14 @@
  *    drains as on SIGTERM and exits 1 for the supervisor to restart it.
  */
 
-import { descriptorsPerConnection, maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
+import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
 import { type BoundPanel, followsEngine } from '../src/panel.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { Metrics } from './metrics.ts';
 import { installProcessPolicy } from './process-policy.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
-import { Runtime, type RuntimeOptions } from './runtime.ts';
+import { perConnection, Runtime, type RuntimeOptions } from './runtime.ts';
 
 const noop = () => {};
 
@@ -95,9 +95,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       config: loaded.file,
       nofile: nofile ?? 'unknown',
       maxConnections: loaded.config.limits.maxConnections,
-      ...(nofile !== undefined
-        ? { maxConnectionsFit: maxConnectionsFor(nofile, descriptorsPerConnection(loaded.config)) }
-        : {}),
+      ...(nofile !== undefined ? { maxConnectionsFit: maxConnectionsFor(nofile, perConnection(loaded)) } : {}),
       ...(admin !== undefined ? { admin: `${admin.address().host}:${admin.address().port}` } : {}),
     },
     'switchboard started',

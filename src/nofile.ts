@@ -5,9 +5,9 @@
  *   routing: per-request      2 + k   client + current (or connecting) upstream
  *                                     + k = limits.maxIdleUpstreamsPerConnection idle upstreams
  *
- * so `limits.maxConnections × that + NOFILE_RESERVE` must fit in `nofile`. The http2 panel
- * (always per-request) holds fewer per connection (its client socket; its upstream pools are
- * shared per backend, see README "Limits") and is checked with the same, larger, figure. Node
+ * so `limits.maxConnections × that + NOFILE_RESERVE` must fit in `nofile`. A panel may state
+ * its own figure (src/panel.ts `DescriptorBudget`): the http2 panel holds 1 per connection (its
+ * client socket; its upstream pools are shared per backend, see README "Limits"). Node
  * raises its soft limit to the hard limit at start, so the soft limit read here is the
  * effective one.
  */
@@ -46,19 +46,26 @@ export function maxConnectionsFor(nofile: number, perConnection = 2): number {
   return Math.max(0, Math.floor((nofile - NOFILE_RESERVE) / perConnection));
 }
 
-/** Throws a ConfigError naming `limits.maxConnections` when `config` cannot fit in `nofile`. */
-export function checkNofile(file: string, config: NofileConfig, nofile = nofileLimit()): void {
+/**
+ * Throws a ConfigError naming `limits.maxConnections` when `config` cannot fit in `nofile` at
+ * `each` descriptors per connection (default: the splicing panels' figure).
+ */
+export function checkNofile(
+  file: string,
+  config: NofileConfig,
+  nofile = nofileLimit(),
+  each = descriptorsPerConnection(config),
+): void {
   if (nofile === undefined) return;
   const { maxConnections, maxIdleUpstreamsPerConnection: idle } = config.limits;
-  const each = descriptorsPerConnection(config);
   const fit = maxConnectionsFor(nofile, each);
   if (maxConnections <= fit) return;
   const why =
-    each === 2
-      ? '2 each: client and backend'
+    each <= 2
+      ? `${each} each: ${each === 1 ? 'the client (upstream pools are shared)' : 'client and backend'}`
       : `${each} each: client, upstream and limits.maxIdleUpstreamsPerConnection ${idle} idle upstreams`;
   const lower =
-    each === 2
+    each <= 2
       ? `lower it to ${fit}`
       : `lower it to ${fit}, or lower maxIdleUpstreamsPerConnection (0: 2 per connection, fits ${maxConnectionsFor(nofile)})`;
   throw new ConfigError(file, [

@@ -44,6 +44,19 @@ export function isPanelValidator<O>(f: PanelFactory<O>): f is PanelFactory<O> & 
   return typeof (f as Partial<PanelValidator>).validate === 'function';
 }
 
+/**
+ * Optional factory capability: the most file descriptors one client connection may hold on this
+ * panel under `config`, for the descriptor budget (src/nofile.ts). Without it, the splicing
+ * figure applies (`descriptorsPerConnection`: 2, plus idle upstreams in per-request routing).
+ */
+export interface DescriptorBudget<O = unknown> {
+  descriptorsPerConnection(config: Config, options: O): number;
+}
+
+export function hasDescriptorBudget<O>(f: PanelFactory<O>): f is PanelFactory<O> & DescriptorBudget<O> {
+  return typeof (f as Partial<DescriptorBudget>).descriptorsPerConnection === 'function';
+}
+
 /** Optional factory capability: the backend registry the panel's runtime must use (shared across threads). */
 export interface RegistryProvider<O = unknown> {
   registry(options: O): BackendRegistry;

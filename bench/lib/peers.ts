@@ -99,13 +99,18 @@ backend b
 `;
 }
 
-/** Switchboard's config for the `net` panel row (per-connection routing, logs off). */
+/**
+ * Switchboard's config for the `net` panel row (logs off). Per-request routing budgets 2 + 2
+ * descriptors per connection (idle upstream links, src/nofile.ts), so its cap is halved to fit
+ * the machine's 20,000 descriptors; the idle scenario holds 4,000.
+ */
 export function switchboardConf(port: number, routing: 'per-connection' | 'per-request'): string {
+  const maxConnections = routing === 'per-request' ? 4500 : 9000;
   return `panel: net
 listeners:
   - { name: bench, address: 127.0.0.1:${port} }
 routing: ${routing}
-limits: { idleTimeout: 300s, maxConnections: 9000, drainTimeout: 1s }
+limits: { idleTimeout: 300s, maxConnections: ${maxConnections}, drainTimeout: 1s }
 operator: { name: round-robin }
 addressBook: { name: file, path: servers.yaml }
 log: { level: warn, access: "off" }

@@ -2,7 +2,7 @@
  * The `http2` panel: terminates HTTP/2 and routes every stream (see README.md). It takes no
  * options; what it cannot honour is refused at config load (validate.ts).
  */
-import type { PanelFactory, PanelValidator } from '../../src/panel.ts';
+import type { DescriptorBudget, PanelFactory, PanelValidator } from '../../src/panel.ts';
 import { http2Panel as server } from './server.ts';
 import { http2Refusals } from './validate.ts';
 
@@ -13,4 +13,6 @@ export const http2Panel = {
   name: 'http2',
   create: server.create,
   validate: (config) => http2Refusals(config),
-} satisfies PanelFactory & PanelValidator;
+  // One per client connection: upstreams are pooled per backend, not per client (README "Limits").
+  descriptorsPerConnection: () => 1,
+} satisfies PanelFactory & PanelValidator & DescriptorBudget;

@@ -7,10 +7,13 @@
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { SwitchboardError } from '../../src/errors.ts';
 import { SharedAdmission } from '../../src/listener/shared-admission.ts';
+import { descriptorsPerConnection } from '../../src/nofile.ts';
 import {
   type AnyPanelFactory,
   type BoundPanel,
+  type DescriptorBudget,
   type EngineFollower,
+  hasDescriptorBudget,
   isPanelValidator,
   type PanelFactory,
   type PanelValidator,
@@ -272,7 +275,10 @@ class WorkerPanel implements BoundPanel, EngineFollower {
 export function workerPanel(
   entry: URL,
   engines: Readonly<Record<WorkerOptions['engine'], AnyPanelFactory>>,
-): PanelFactory<WorkerOptions> & PanelValidator<WorkerOptions> & RegistryProvider<WorkerOptions> {
+): PanelFactory<WorkerOptions> &
+  PanelValidator<WorkerOptions> &
+  RegistryProvider<WorkerOptions> &
+  DescriptorBudget<WorkerOptions> {
   return {
     name: 'worker',
     options: workerOptions,
@@ -280,6 +286,13 @@ export function workerPanel(
     validate(config, options) {
       const engine = engines[options.engine];
       return isPanelValidator(engine) ? engine.validate(config, {}) : [];
+    },
+    // The threads together hold what their engine holds per connection (caps count once).
+    descriptorsPerConnection(config, options) {
+      const engine = engines[options.engine];
+      return hasDescriptorBudget(engine)
+        ? engine.descriptorsPerConnection(config, {})
+        : descriptorsPerConnection(config);
     },
     // Threads share backend state through one registry in shared memory (src/shared-registry.ts).
     registry: (options) => sharedRegistryFor(options.threads),

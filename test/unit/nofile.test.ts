@@ -3,6 +3,8 @@
  * per routing mode and `limits.maxIdleUpstreamsPerConnection`, and the check at start and reload.
  */
 import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../../app/load-config.ts';
+import { perConnection } from '../../app/runtime.ts';
 import { limitsSchema } from '../../src/config/schema.ts';
 import {
   checkNofile,
@@ -68,5 +70,31 @@ describe('nofile budget', () => {
     expect(limitsSchema.safeParse({ maxIdleUpstreamsPerConnection: 65 }).success).toBe(false);
     expect(limitsSchema.safeParse({ maxIdleUpstreamsPerConnection: 1.5 }).success).toBe(false);
     expect(limitsSchema.parse({ maxIdleUpstreamsPerConnection: 64 }).maxIdleUpstreamsPerConnection).toBe(64);
+  });
+});
+
+describe('nofile budget per panel (DescriptorBudget, src/panel.ts)', () => {
+  const load = (panel: unknown) =>
+    validateConfig(
+      { panel, listeners: [{ name: 'web', address: '127.0.0.1:0' }], limits: { maxConnections: 9000 } },
+      '/tmp/switchboard.yaml',
+      '',
+    );
+
+  it.each([
+    ['net', 4],
+    ['http2', 1],
+    [{ name: 'worker', threads: 2, engine: 'net' }, 4],
+    [{ name: 'worker', threads: 2, engine: 'http2' }, 1],
+  ])('%j holds %i per connection in per-request routing', async (panel, each) => {
+    const loaded = await load(panel);
+    expect(perConnection(loaded)).toBe(each);
+  });
+
+  it('the http2 panel fits 9,000 connections in 20,000 descriptors; the net panel in per-request routing does not', async () => {
+    const http2 = await load('http2');
+    expect(() => checkNofile('f', http2.config, 20_000, perConnection(http2))).not.toThrow();
+    const net = await load('net');
+    expect(() => checkNofile('f', net.config, 20_000, perConnection(net))).toThrow(/limits\.maxConnections: 9000/);
   });
 });
