@@ -7,7 +7,8 @@
  * 1. `start()` builds the first snapshot from the inline table, the `routes:` file or the
  *    `bfeConfDir:` directory; any error fails the start.
  * 2. For file sources, a stat-polling watcher (src/file-watch.ts, debounced) triggers a
- *    reload: read, build, check; identical sources are a no-op.
+ *    reload: read, build (in time slices, `../lib/sliced.ts`, so a big table never holds the
+ *    event loop for the whole build), check; identical sources are a no-op.
  * 3. A good build replaces the snapshot reference and bumps `version`; a bad one is logged as a
  *    warning with every problem and the old snapshot keeps serving.
  * 4. `close()` stops the watcher; `findAddresses` keeps answering from the last snapshot.
@@ -21,7 +22,7 @@ import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
 import { SnapshotBook } from '../lib/snapshot-book.ts';
 import { loadBfeDir } from './bfe-json.ts';
-import { compileRoutingTable } from './compile.ts';
+import { compileRoutingTableSliced } from './compile.ts';
 import { clusterSchema, productSchema, type RoutingTable, routingTableShape } from './routing-table.ts';
 import type { Snapshot } from './snapshot.ts';
 
@@ -133,7 +134,8 @@ export class BfeAddressBook extends SnapshotBook {
       const file = resolve(dir, o.routes);
       const text = await readSource(file);
       if (this.loaded && text === this.#fingerprint) return { snapshot: undefined, fingerprint: text, files: [file] };
-      const snapshot = compileRoutingTable(parseYamlText(text, file), { source: `address-books.bfe: ${o.routes}` });
+      const source = `address-books.bfe: ${o.routes}`;
+      const snapshot = await compileRoutingTableSliced(parseYamlText(text, file), { source });
       return { snapshot, fingerprint: text, files: [file] };
     }
     if (o.bfeConfDir !== undefined) {
@@ -143,11 +145,12 @@ export class BfeAddressBook extends SnapshotBook {
         return { snapshot: undefined, fingerprint: loaded.fingerprint, files: loaded.files };
       }
       for (const w of loaded.warnings) this.context.logger.warn(`address-books.bfe: ${w}`);
-      const snapshot = compileRoutingTable(loaded.table, { source: `address-books.bfe: ${o.bfeConfDir}` });
+      const snapshot = await compileRoutingTableSliced(loaded.table, { source: `address-books.bfe: ${o.bfeConfDir}` });
       return { snapshot, fingerprint: loaded.fingerprint, files: loaded.files };
     }
     const { routes: _r, bfeConfDir: _b, ...table } = o;
-    return { snapshot: compileRoutingTable(table, { pathPrefix: 'addressBook' }), fingerprint: '', files: [] };
+    const snapshot = await compileRoutingTableSliced(table, { pathPrefix: 'addressBook' });
+    return { snapshot, fingerprint: '', files: [] };
   }
 }
 

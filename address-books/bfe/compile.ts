@@ -9,17 +9,34 @@
  * 5. throw one SwitchboardError listing everything found, or return the snapshot.
  *
  * Nothing here touches the current snapshot, so a failed build changes nothing.
+ *
+ * The steps are one generator (`compileSteps`) that yields between units of work (one product's
+ * or one cluster's validation, one cluster, a batch of hosts, one rule). `compileRoutingTable`
+ * runs it to the end in one go; `compileRoutingTableSliced` runs it in slices of a few
+ * milliseconds with a `setImmediate` between them, so the books that rebuild in the background
+ * (sqlite, etcd) never hold the event loop for the whole 10,000-host build (bench/reload-phases.ts
+ * measures both). Validation runs per product and per cluster for the same reason; the output is
+ * the same table `routingTableSchema` produces.
  */
+import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { canonicalIp } from '../../src/ip.ts';
 import type { Request } from '../../src/types.ts';
+import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
 import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from './basic-rules.ts';
 import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
 import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
-import { Issues } from './issues.ts';
-import { type ProductConfig, type RoutingTable, routingTableSchema } from './routing-table.ts';
+import { Issues, joinPath } from './issues.ts';
+import {
+  type ClusterConfig,
+  clusterSchema,
+  type ProductConfig,
+  productSchema,
+  type RoutingTable,
+  routingTableSchema,
+} from './routing-table.ts';
 import { type ProductRoutes, Snapshot } from './snapshot.ts';
 
 /** Where the table came from, for error messages. */
@@ -47,27 +64,43 @@ function at(ctx: Ctx, path: string): string {
 
 /** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
 export function compileRoutingTable(input: unknown, options: CompileOptions = {}): Snapshot {
+  return runToEnd(compileSteps(input, options));
+}
+
+/**
+ * `compileRoutingTable` in slices of about `sliceMs` of work with a `setImmediate` between them:
+ * the same snapshot or the same error, without holding the event loop for the whole build.
+ */
+export function compileRoutingTableSliced(
+  input: unknown,
+  options: CompileOptions = {},
+  sliceMs = 4,
+): Promise<Snapshot> {
+  return runSliced(compileSteps(input, options), sliceMs);
+}
+
+/** The compile, one unit of work per `yield` (see the file header). */
+export function* compileSteps(input: unknown, options: CompileOptions = {}): Steps<Snapshot> {
   const prefix = options.pathPrefix ?? '';
   const source = options.source ?? '';
   const issues = new Issues();
-  const parsed = routingTableSchema.safeParse(input);
-  if (!parsed.success) {
-    issues.addZod(parsed.error, prefix);
-    issues.throwIfAny(source);
-  }
-  const table = parsed.data!;
+  const table = yield* validate(input, prefix, issues);
+  issues.throwIfAny(source);
   const clusters = new Map<string, CompiledCluster>();
   const ctx: Ctx = { issues, prefix, clusters, hosts: new HostTable(), table, now: options.now };
   for (const [name, cfg] of Object.entries(table.clusters)) {
     const local = new Issues();
     clusters.set(name, compileCluster(name, cfg, local));
     for (const m of local.list) issues.add('', at(ctx, m));
+    yield;
   }
   checkConditions(ctx);
   const vips = new Map<string, HostEntry>();
-  for (const [name, product] of Object.entries(table.products)) addHosts(ctx, name, product, vips);
+  for (const [name, product] of Object.entries(table.products)) yield* addHosts(ctx, name, product, vips);
   const products = new Map<string, ProductRoutes>();
-  for (const [name, product] of Object.entries(table.products)) products.set(name, compileProduct(ctx, name, product));
+  for (const [name, product] of Object.entries(table.products)) {
+    products.set(name, yield* compileProduct(ctx, name, product));
+  }
   let defaultProduct: HostEntry | undefined;
   if (table.defaultProduct !== undefined) {
     const where = at(ctx, 'defaultProduct');
@@ -76,6 +109,40 @@ export function compileRoutingTable(input: unknown, options: CompileOptions = {}
   }
   issues.throwIfAny(source);
   return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters });
+}
+
+/** The top-level keys, with each product and cluster left for its own step. */
+const shallowSchema = routingTableSchema.extend({
+  products: z.record(z.string().min(1), z.unknown()).default({}),
+  clusters: z.record(z.string().min(1), z.unknown()).default({}),
+});
+
+/**
+ * `routingTableSchema.parse`, one product or cluster per step. The output is the same table; a
+ * problem in the top-level keys falls back to the whole-table parse so the message is the same.
+ */
+function* validate(input: unknown, prefix: string, issues: Issues): Steps<RoutingTable> {
+  const top = shallowSchema.safeParse(input);
+  if (!top.success) {
+    const whole = routingTableSchema.safeParse(input);
+    issues.addZod(whole.success ? top.error : whole.error, prefix);
+    return undefined as unknown as RoutingTable; // the caller throws on the issues
+  }
+  const products: Record<string, ProductConfig> = {};
+  for (const [name, raw] of Object.entries(top.data.products)) {
+    const p = productSchema.safeParse(raw);
+    if (p.success) products[name] = p.data;
+    else issues.addZod(p.error, joinPath(prefix, ['products', name]));
+    yield;
+  }
+  const clusters: Record<string, ClusterConfig> = {};
+  for (const [name, raw] of Object.entries(top.data.clusters)) {
+    const c = clusterSchema.safeParse(raw);
+    if (c.success) clusters[name] = c.data;
+    else issues.addZod(c.error, joinPath(prefix, ['clusters', name]));
+    yield;
+  }
+  return { ...top.data, products, clusters };
 }
 
 function entry(product: string, via: HostEntry['via'], tag: string | undefined, pattern: string, where: string) {
@@ -102,11 +169,20 @@ function addHost(ctx: Ctx, product: string, tag: string | undefined, raw: string
   if (clash !== undefined) ctx.issues.add(where, `host ${n.host} is already listed at ${clash.where}`);
 }
 
-function addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<string, HostEntry>): void {
+/** Hosts per step: a product may list thousands. */
+const HOST_BATCH = 256;
+
+function* addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<string, HostEntry>): Steps<void> {
   const base = at(ctx, `products.${name}`);
-  for (const [i, h] of (product.hosts ?? []).entries()) addHost(ctx, name, undefined, h, `${base}.hosts[${i}]`);
+  for (const [i, h] of (product.hosts ?? []).entries()) {
+    addHost(ctx, name, undefined, h, `${base}.hosts[${i}]`);
+    if (i % HOST_BATCH === HOST_BATCH - 1) yield;
+  }
   for (const [tag, hosts] of Object.entries(product.hostTags ?? {})) {
-    for (const [i, h] of hosts.entries()) addHost(ctx, name, tag, h, `${base}.hostTags.${tag}[${i}]`);
+    for (const [i, h] of hosts.entries()) {
+      addHost(ctx, name, tag, h, `${base}.hostTags.${tag}[${i}]`);
+      if (i % HOST_BATCH === HOST_BATCH - 1) yield;
+    }
   }
   for (const [i, raw] of (product.vips ?? []).entries()) {
     const where = `${base}.vips[${i}]`;
@@ -116,6 +192,7 @@ function addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<stri
     else if (clash !== undefined) ctx.issues.add(where, `vip ${ip} is already listed at ${clash.where}`);
     else vips.set(ip, entry(name, 'vip', undefined, ip, where));
   }
+  yield;
 }
 
 function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | undefined {
@@ -124,7 +201,7 @@ function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | 
   return c;
 }
 
-function compileProduct(ctx: Ctx, name: string, product: ProductConfig): ProductRoutes {
+function* compileProduct(ctx: Ctx, name: string, product: ProductConfig): Steps<ProductRoutes> {
   const base = `products.${name}`;
   const basic = product.basicRules === undefined ? undefined : new BasicRuleTree();
   for (const [i, rule] of (product.basicRules ?? []).entries()) {
@@ -133,12 +210,14 @@ function compileProduct(ctx: Ctx, name: string, product: ProductConfig): Product
     const cluster = advanced ? undefined : clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
     const candidates = cluster === undefined ? undefined : candidatesFor(cluster, name, where);
     addBasicRule(ctx, basic!, where, rule.hosts ?? ['*'], rule.paths ?? ['*'], rule.cluster, candidates);
+    yield;
   }
   const rules: AdvancedRule[] = [];
   for (const [index, rule] of (product.rules ?? []).entries()) {
     const where = `${base}.rules[${index}]`;
     const cluster = clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
     const match = compileCond(ctx, rule.cond, at(ctx, `${where}.cond`));
+    yield;
     if (cluster === undefined || match === undefined) continue;
     const candidates = candidatesFor(cluster, name, where);
     rules.push(Object.freeze({ index, rule: where, cond: rule.cond, cluster: rule.cluster, match, candidates }));

@@ -3,12 +3,16 @@
  * backend under a prefix; every instance pointed at the same etcd applies the same updates.
  *
  * 1. `start()` reads every key under the prefix in one range request (one revision), compiles
- *    the snapshot with the bfe book's compiler, and fails the start if etcd is unreachable or a
- *    key is bad.
+ *    the snapshot with the bfe book's compiler, and fails the start if a key is bad. If etcd is
+ *    unreachable, the start fails too, unless a last-good cache (`cache:`) exists: then the book
+ *    serves the cached routes, logged as stale with their age, and keeps trying etcd with
+ *    backoff (`reconnect`); the first good read replaces them (`../lib/last-good.ts`).
  * 2. A watch from the next revision applies each response's events to an in-memory key map.
  *    Responses arrive whole, so the map always equals the store at some revision.
- * 3. The first event arms a short timer (`debounce`); when it fires, the map is compiled and
- *    swapped in whole. A bad key is logged with its name and the previous snapshot stays.
+ * 3. The first event arms a short timer (`debounce`); when it fires, the map is compiled (in
+ *    time slices, `../lib/sliced.ts`, one build at a time) and swapped in whole, and its input
+ *    is saved to the last-good cache. A bad key is logged with its name and the previous
+ *    snapshot stays.
  * 4. When etcd goes away the watch reconnects with exponential backoff (`reconnect`) and resumes
  *    from the last revision it saw, so changes made meanwhile are replayed; the last good
  *    snapshot serves throughout. If the watch cannot resume (history compacted), the book
@@ -17,14 +21,18 @@
  *
  * The snapshot, its swap and every lookup live in `../lib/snapshot-book.ts`.
  */
+
+import { resolve } from 'node:path';
 import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
 import { z } from 'zod';
 import { duration } from '../../src/config/duration.ts';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
-import { compileBfeRead } from '../sqlite/view.ts';
-import { connectEtcd, exponentialBackoff } from './client.ts';
+import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
+import { SnapshotBook } from '../lib/snapshot-book.ts';
+import { Labels } from '../sqlite/relabel.ts';
+import { compileBfeReadSliced, type StoreRead } from '../sqlite/view.ts';
+import { type Backoff, connectEtcd, exponentialBackoff } from './client.ts';
 import { keysToRead, normalisePrefix } from './layout.ts';
 
 const optionsSchema = z.strictObject({
@@ -35,6 +43,8 @@ const optionsSchema = z.strictObject({
   reconnect: z
     .strictObject({ initial: duration.default(100), max: duration.default(5000) })
     .default({ initial: 100, max: 5000 }),
+  /** Last-good cache file, relative to the config file (off when not set). */
+  cache: lastGoodOption,
 });
 
 /** The options beside `name: etcd`. */
@@ -61,6 +71,8 @@ export class EtcdAddressBook extends SnapshotBook {
   #kvs = new Map<string, string>();
   #debounce: NodeJS.Timeout | undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
+  #building: Promise<void> | undefined;
+  #again = false;
   #closed = false;
   /** The etcd revision the key map reflects. */
   revision = 0;
@@ -70,13 +82,27 @@ export class EtcdAddressBook extends SnapshotBook {
   connected = false;
 
   constructor(options: EtcdBookOptions, context: PluginContext) {
-    super('address-books.etcd', context);
+    const prefix = normalisePrefix(options.prefix);
+    const label = 'address-books.etcd';
+    const cache =
+      options.cache === undefined
+        ? undefined
+        : new LastGoodFile(
+            resolve(context.configDir, options.cache),
+            { book: 'etcd', source: `prefix ${prefix}` },
+            context.logger,
+            label,
+          );
+    super(label, context, cache);
     this.#options = options;
-    this.#prefix = normalisePrefix(options.prefix);
+    this.#prefix = prefix;
     this.#source = `address-books.etcd: ${this.#prefix}`;
   }
 
-  /** Loads every key, compiles the first snapshot (errors reject) and starts the watch. */
+  /**
+   * Loads every key, compiles the first snapshot (errors reject) and starts the watch. etcd
+   * unreachable: starts from the last-good cache when there is one (see the file header).
+   */
   async start(): Promise<void> {
     const o = this.#options;
     const endpoints = typeof o.endpoints === 'string' ? [o.endpoints] : o.endpoints;
@@ -84,10 +110,22 @@ export class EtcdAddressBook extends SnapshotBook {
     try {
       await this.#resync(true);
     } catch (e) {
-      this.#client.close();
-      this.#client = undefined;
-      if (isSwitchboardError(e)) throw e;
-      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: ${(e as Error).message}`);
+      // A bad key, or a watch that failed after a live snapshot: the start fails, as always.
+      const outage = !isSwitchboardError(e) && !this.loaded;
+      const error = isSwitchboardError(e)
+        ? e
+        : new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: ${(e as Error).message}`);
+      try {
+        if (!outage) throw error;
+        await this.startFromLastGood(error, (data) =>
+          compileBfeReadSliced(storeRead(data), `${this.#source} (last-good cache)`),
+        );
+      } catch (failed) {
+        this.#client.close();
+        this.#client = undefined;
+        throw failed;
+      }
+      this.#retry(exponentialBackoff(o.reconnect.initial, o.reconnect.max));
     }
   }
 
@@ -99,8 +137,10 @@ export class EtcdAddressBook extends SnapshotBook {
     const watcher = this.#watcher;
     this.#watcher = undefined;
     await watcher?.cancel().catch(() => undefined);
+    await this.#building;
     this.#client?.close();
     this.#client = undefined;
+    await this.lastGood?.flushed();
   }
 
   /** Full read → compile → swap, then a watch from the next revision. */
@@ -109,7 +149,7 @@ export class EtcdAddressBook extends SnapshotBook {
     const { kvs, revision } = await readPrefix(client, this.#prefix);
     this.#kvs = kvs;
     this.revision = revision;
-    if (first) this.#swap(compileBfeRead(keysToRead(kvs, this.#prefix), this.#source));
+    if (first) await this.#build();
     else this.#rebuild();
     if (this.#closed) return;
     const watcher = await client
@@ -145,14 +185,38 @@ export class EtcdAddressBook extends SnapshotBook {
     }
   }
 
+  /** Compiles the key map in the background, one build at a time (a change meanwhile runs again). */
   #rebuild(): void {
-    if (this.revision === this.snapshotRevision) return;
-    try {
-      this.#swap(compileBfeRead(keysToRead(this.#kvs, this.#prefix), this.#source));
-    } catch (e) {
-      if (!isSwitchboardError(e)) throw e;
-      this.keepPrevious(e, 'update rejected', { revision: this.revision });
+    if (this.#building !== undefined) {
+      this.#again = true;
+      return;
     }
+    this.#building = this.#rebuildLoop().finally(() => {
+      this.#building = undefined;
+    });
+  }
+
+  async #rebuildLoop(): Promise<void> {
+    do {
+      this.#again = false;
+      if (this.revision === this.snapshotRevision) continue;
+      try {
+        await this.#build();
+      } catch (e) {
+        if (!isSwitchboardError(e)) throw e;
+        this.keepPrevious(e, 'update rejected', { revision: this.revision });
+      }
+    } while (this.#again && !this.#closed);
+  }
+
+  /** Key map → snapshot (time-sliced) → swap at the revision it was read at; errors throw. */
+  async #build(): Promise<void> {
+    const revision = this.revision;
+    const read = keysToRead(this.#kvs, this.#prefix);
+    const view = await compileBfeReadSliced(read, this.#source);
+    if (this.#closed && this.loaded) return;
+    this.snapshotRevision = revision;
+    this.swapLive(view, read.input);
   }
 
   #disconnected(): void {
@@ -177,16 +241,25 @@ export class EtcdAddressBook extends SnapshotBook {
     this.#watcher = undefined;
     void old?.cancel().catch(() => undefined);
     if (this.#closed) return;
-    this.context.logger.warn({ error: e.message }, 'address-books.etcd: watch failed, reloading everything');
+    // While serving from the cache, every retry fails the same way: warn once (at start).
+    if (this.staleSince === undefined) {
+      this.context.logger.warn({ error: e.message }, 'address-books.etcd: watch failed, reloading everything');
+    }
+    this.#retry(backoff);
+  }
+
+  /** Reads everything again after `backoff`, and keeps retrying (longer each time) until it works. */
+  #retry(backoff: Backoff): void {
+    if (this.#closed) return;
     this.#resyncTimer = setTimeout(() => {
       this.#resync(false).catch((err: Error) => this.#watchFailed(err, backoff.next()));
     }, backoff.duration);
   }
+}
 
-  #swap(view: BookView): void {
-    this.snapshotRevision = this.revision;
-    this.swap(view);
-  }
+/** Cached input → a StoreRead (no row labels: the cache holds what compiled before). */
+function storeRead(data: unknown): StoreRead {
+  return { input: data, labels: new Labels(), problems: [] };
 }
 
 /** The `etcd` address book factory: `addressBook: { name: etcd, endpoints: [http://127.0.0.1:2379] }`. */

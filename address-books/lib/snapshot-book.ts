@@ -1,9 +1,12 @@
 /**
  * What the `bfe`, `sqlite` and `etcd` books have in common (README.md): one immutable compiled
  * view, swapped whole, and every read the runtime and the CLI make of it. A subclass only says
- * where the table comes from (`start`, `close`, its refresh loop) and calls `swap` with a new
- * view or `keepPrevious` with the error that stopped one.
+ * where the table comes from (`start`, `close`, its refresh loop) and calls `swapLive` (or
+ * `swap`) with a new view or `keepPrevious` with the error that stopped one. With a last-good
+ * cache (`last-good.ts`), `swapLive` also saves the data the view came from, and
+ * `startFromLastGood` serves that data, marked stale, when the store does not answer at start.
  */
+import { SwitchboardError } from '../../src/errors.ts';
 import type { PluginContext } from '../../src/plugin.ts';
 import type {
   AddressBook,
@@ -15,6 +18,7 @@ import type {
 } from '../../src/types.ts';
 import { type Explanation, explain } from '../bfe/explain.ts';
 import { Snapshot } from '../bfe/snapshot.ts';
+import { formatAge, type LastGoodFile } from './last-good.ts';
 
 /**
  * One immutable compiled view of a source: a bfe `Snapshot` (which implements it) or the
@@ -37,10 +41,19 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
   version = 0;
   /** The error of the last failed refresh, cleared by a good one. */
   lastError: string | undefined;
+  /** Set while the view came from the last-good cache rather than the store: when it was saved. */
+  staleSince: Date | undefined;
+  readonly #lastGood: LastGoodFile | undefined;
 
-  constructor(label: string, context: PluginContext) {
+  constructor(label: string, context: PluginContext, lastGood?: LastGoodFile) {
     this.label = label;
     this.context = context;
+    this.#lastGood = lastGood;
+  }
+
+  /** The book's last-good cache file, when it has one (`cache:`). */
+  get lastGood(): LastGoodFile | undefined {
+    return this.#lastGood;
   }
 
   abstract start(): Promise<void>;
@@ -78,6 +91,73 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
     this.version++;
     this.lastError = undefined;
     this.context.snapshotChanged?.(this);
+  }
+
+  /**
+   * Swaps in a view built from the live store and saves `data` (what it was compiled from) as
+   * the last good snapshot. The first one after a start from the cache ends the stale period.
+   */
+  protected swapLive(view: BookView, data: unknown): void {
+    this.swap(view);
+    const stale = this.staleSince;
+    if (stale !== undefined) {
+      this.staleSince = undefined;
+      this.context.logger.info(
+        { cachedAt: stale.toISOString() },
+        `${this.label}: the store answers again, live routes replace the cached ones`,
+      );
+    }
+    this.#lastGood?.save(data);
+  }
+
+  /**
+   * The store did not answer at start (`cause`): serve the last-good cache, compiled by
+   * `restore`, marked stale, and resolve; the subclass keeps trying the store and calls
+   * `swapLive` when it answers. Without a usable cache, rejects with `cause` extended by why.
+   */
+  protected async startFromLastGood(
+    cause: Error,
+    restore: (data: unknown) => BookView | Promise<BookView>,
+  ): Promise<void> {
+    const lg = this.#lastGood;
+    if (lg === undefined) throw cause;
+    let view: BookView;
+    let savedAt: Date;
+    try {
+      const saved = await lg.load();
+      if (saved === undefined) throw new Error(`no last-good cache at ${lg.file}`);
+      savedAt = saved.savedAt;
+      try {
+        view = await restore(saved.data);
+      } catch (e) {
+        throw new Error(`last-good cache ${lg.file}: ${(e as Error).message}`);
+      }
+    } catch (e) {
+      const why = (e as Error).message;
+      if (!why.startsWith('no last-good cache')) {
+        this.context.logger.error({ error: why, cache: lg.file }, `${this.label}: last-good cache ignored`);
+      }
+      throw new SwitchboardError(
+        'SWB_ERR_ADDRESS_BOOK',
+        `${cause.message} (${why}${why.startsWith('no ') ? '' : ', ignored'})`,
+        {
+          cause,
+        },
+      );
+    }
+    this.swap(view);
+    this.staleSince = savedAt;
+    const age = Date.now() - savedAt.getTime();
+    this.context.logger.warn(
+      {
+        error: cause.message,
+        cache: lg.file,
+        savedAt: savedAt.toISOString(),
+        ageSeconds: Math.round(age / 1000),
+        stale: true,
+      },
+      `${this.label}: the store does not answer, serving stale routes from the last-good cache saved ${formatAge(age)} ago`,
+    );
   }
 
   /** Records and logs a refresh that failed; the current view keeps serving. */

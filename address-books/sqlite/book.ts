@@ -3,12 +3,16 @@
  * built-in `node:sqlite` (synchronous, no native add-on), never on the hot path.
  *
  * 1. `start()` opens the file read-only, reads every table in one read transaction, compiles
- *    the snapshot and fails the start if any row is bad.
+ *    the snapshot and fails the start if any row is bad. A file that cannot be opened or read
+ *    (missing, locked) fails the start too, unless a last-good cache (`cache:`) exists: then
+ *    the cached routes serve, logged as stale with their age, until a poll reads the file.
  * 2. An unref'd timer polls `PRAGMA data_version` every `pollInterval`; the number changes only
  *    when another connection commits, so an idle database costs one tiny query per tick.
- * 3. On a change: read → compile → swap one reference → `snapshotChanged`. A bad row is logged
- *    with its table and key (`backends(cluster=web, subcluster=dc1, address=x).weight: …`) and
- *    the previous snapshot keeps serving.
+ * 3. On a change: read (one read transaction) → compile (both in time slices,
+ *    `../lib/sliced.ts`; the classic model compiles at once; one poll at a time) → swap one reference → `snapshotChanged` → save the rows read to the last-good
+ *    cache. A bad row is logged with its table and key
+ *    (`backends(cluster=web, subcluster=dc1, address=x).weight: …`) and the previous snapshot
+ *    keeps serving.
  * 4. `close()` stops the timer and closes the file; lookups keep answering from the last snapshot.
  *
  * The snapshot, its swap and every lookup live in `../lib/snapshot-book.ts`.
@@ -19,9 +23,12 @@ import { z } from 'zod';
 import { duration } from '../../src/config/duration.ts';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
+import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
-import { inReadTransaction, readBfeRows, readServerRows } from './read.ts';
-import { compileBfeRead, compileClassicRead } from './view.ts';
+import { readBfeSteps, readServerSteps, readStepsInTransaction } from './read.ts';
+import { Labels } from './relabel.ts';
+import { compileBfeRead, compileBfeReadSliced, compileClassicRead, type StoreRead } from './view.ts';
 
 const optionsSchema = z.strictObject({
   /** The database file, relative to the config file. */
@@ -29,15 +36,27 @@ const optionsSchema = z.strictObject({
   /** `bfe`: products, rules, clusters tables; `classic`: the `servers` host → backends list. */
   model: z.enum(['bfe', 'classic']).default('bfe'),
   pollInterval: duration.default(1000),
+  /** Last-good cache file, relative to the config file (off when not set). */
+  cache: lastGoodOption,
 });
 
 /** The options beside `name: sqlite`. */
 export type SqliteBookOptions = z.output<typeof optionsSchema>;
 
-/** Reads and compiles the whole database once (used by the book and by `db export`). */
+/** One read transaction over the model's tables, as steps (`../lib/sliced.ts`). */
+function readModel(db: DatabaseSync, model: 'bfe' | 'classic'): Steps<StoreRead> {
+  return readStepsInTransaction<StoreRead>(db, model === 'bfe' ? readBfeSteps(db) : readServerSteps(db));
+}
+
+/** Reads and compiles the whole database once (used by `db export` and the benchmarks). */
 export function loadSqliteView(db: DatabaseSync, model: 'bfe' | 'classic', source: string): BookView {
-  const read = inReadTransaction(db, () => (model === 'bfe' ? readBfeRows(db) : readServerRows(db)));
+  const read = runToEnd(readModel(db, model));
   return model === 'bfe' ? compileBfeRead(read, source) : compileClassicRead(read, source);
+}
+
+/** Store read → view; the BFE model compiles in time slices (`../lib/sliced.ts`). */
+async function compileRead(read: StoreRead, model: 'bfe' | 'classic', source: string): Promise<BookView> {
+  return model === 'bfe' ? compileBfeReadSliced(read, source) : compileClassicRead(read, source);
 }
 
 /** The `sqlite` AddressBook instance (see the file header for its lifecycle). */
@@ -48,60 +67,86 @@ export class SqliteAddressBook extends SnapshotBook {
   #db: DatabaseSync | undefined;
   #dataVersion = -1;
   #timer: NodeJS.Timeout | undefined;
+  #polling: Promise<boolean> | undefined;
+  #closed = false;
 
   constructor(options: SqliteBookOptions, context: PluginContext) {
-    super('address-books.sqlite', context);
+    const label = 'address-books.sqlite';
+    const cache =
+      options.cache === undefined
+        ? undefined
+        : new LastGoodFile(
+            resolve(context.configDir, options.cache),
+            { book: 'sqlite', source: `${options.model} ${options.path}` },
+            context.logger,
+            label,
+          );
+    super(label, context, cache);
     this.#options = options;
     this.#file = resolve(context.configDir, options.path);
     this.#source = `address-books.sqlite: ${options.path}`;
   }
 
-  /** Opens the database and loads the first snapshot; a bad row fails the start. */
+  /**
+   * Opens the database and loads the first snapshot; a bad row fails the start. A file that
+   * cannot be opened or read (missing, locked): the last-good cache, when there is one, serves
+   * until a poll reads the file.
+   */
   async start(): Promise<void> {
-    let db: DatabaseSync;
     try {
-      // timeout 0: a locked database makes this poll skip, it never blocks the event loop.
-      db = new DatabaseSync(this.#file, { readOnly: true, timeout: 0 });
+      await this.#load(this.#open());
     } catch (e) {
-      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: open: ${(e as Error).message}`);
+      if (isSwitchboardError(e) && e.code === 'SWB_ERR_CONFIG') {
+        this.#closeDb();
+        throw e;
+      }
+      const error = isSwitchboardError(e)
+        ? e
+        : new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: read: ${(e as Error).message}`);
+      try {
+        await this.startFromLastGood(error, (data) =>
+          compileRead(storeRead(data), this.#options.model, `${this.#source} (last-good cache)`),
+        );
+      } catch (failed) {
+        this.#closeDb();
+        throw failed;
+      }
+      // The polls that keep failing the same way are not logged again.
+      this.lastError = error.message;
+      this.#dataVersion = -1;
     }
-    this.#db = db;
-    try {
-      this.#dataVersion = readDataVersion(db);
-      this.swap(loadSqliteView(db, this.#options.model, this.#source));
-    } catch (e) {
-      db.close();
-      this.#db = undefined;
-      throw e;
-    }
-    this.#timer = setInterval(() => this.poll(), this.#options.pollInterval);
+    this.#timer = setInterval(() => void this.poll(), this.#options.pollInterval);
     this.#timer.unref();
   }
 
   /** Stops polling and closes the file; the last snapshot keeps answering. */
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#db?.close();
-    this.#db = undefined;
+    await this.#polling;
+    this.#closeDb();
+    await this.lastGood?.flushed();
   }
 
-  /** Checks `data_version` and rebuilds when another connection committed; returns true on a swap. */
-  poll(): boolean {
-    const db = this.#db;
-    if (db === undefined) return false;
+  /**
+   * Checks `data_version` and rebuilds when another connection committed (or the file could
+   * not be read before); resolves true on a swap. One poll runs at a time.
+   */
+  poll(): Promise<boolean> {
+    if (this.#polling !== undefined || this.#closed) return Promise.resolve(false);
+    this.#polling = this.#poll().finally(() => {
+      this.#polling = undefined;
+    });
+    return this.#polling;
+  }
+
+  async #poll(): Promise<boolean> {
     try {
+      const db = this.#db ?? this.#open();
       const v = readDataVersion(db);
       if (v === this.#dataVersion) return false;
-      let view: BookView;
-      try {
-        view = loadSqliteView(db, this.#options.model, this.#source);
-      } finally {
-        // Bad rows are not re-read until the next commit; a busy database (not a
-        // SwitchboardError) is retried on the next tick.
-        this.#dataVersion = v;
-      }
-      this.swap(view);
+      await this.#load(db, v);
       return true;
     } catch (e) {
       if (!isSwitchboardError(e)) this.#dataVersion = -1;
@@ -110,6 +155,44 @@ export class SqliteAddressBook extends SnapshotBook {
       return false;
     }
   }
+
+  /** Reads and compiles the whole database and swaps it in; errors throw, nothing changes. */
+  async #load(db: DatabaseSync, version = readDataVersion(db)): Promise<void> {
+    let read: StoreRead;
+    let view: BookView;
+    try {
+      read = await runSliced(readModel(db, this.#options.model));
+      view = await compileRead(read, this.#options.model, this.#source);
+    } finally {
+      // Bad rows are not re-read until the next commit; a busy database (not a
+      // SwitchboardError) is retried on the next tick (the catch sets -1).
+      this.#dataVersion = version;
+    }
+    if (this.#closed && this.loaded) return;
+    this.swapLive(view, read.input);
+  }
+
+  /** Opens the file read-only once; SWB_ERR_ADDRESS_BOOK when it cannot be opened. */
+  #open(): DatabaseSync {
+    if (this.#db !== undefined) return this.#db;
+    try {
+      // timeout 0: a locked database makes this poll skip, it never blocks the event loop.
+      this.#db = new DatabaseSync(this.#file, { readOnly: true, timeout: 0 });
+    } catch (e) {
+      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: open: ${(e as Error).message}`);
+    }
+    return this.#db;
+  }
+
+  #closeDb(): void {
+    this.#db?.close();
+    this.#db = undefined;
+  }
+}
+
+/** Cached input → a StoreRead (no row labels: the cache holds what compiled before). */
+function storeRead(data: unknown): StoreRead {
+  return { input: data, labels: new Labels(), problems: [] };
 }
 
 function readDataVersion(db: DatabaseSync): number {

@@ -3,8 +3,13 @@
  * (WAL: the writer is never waited for). The result is the plain data `compileRoutingTable`
  * validates; shape problems a row can have on its own (a JSON column that does not parse, a
  * row that points at a parent that does not exist) are collected here with the row's key.
+ *
+ * The readers are steps (`../lib/sliced.ts`) that yield every ROW_BATCH rows, so the book can
+ * read a 10,000-host database in slices (`readStepsInTransaction`); `readBfeRows` and
+ * `readServerRows` run them to the end at once (`db export`, benchmarks).
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { runToEnd, type Steps } from '../lib/sliced.ts';
 import { Labels } from './relabel.ts';
 
 type Row = Record<string, unknown>;
@@ -15,6 +20,13 @@ export interface RowsRead {
   readonly input: Json;
   readonly labels: Labels;
   readonly problems: readonly string[];
+}
+
+/** What `readServerRows` assembled: the classic list, where each entry came from, and row problems. */
+export interface ServerRowsRead {
+  readonly input: unknown[];
+  readonly labels: Labels;
+  readonly problems: string[];
 }
 
 /** `table(k=v, …)`: how errors name a row. */
@@ -33,8 +45,29 @@ export function inReadTransaction<T>(db: DatabaseSync, read: () => T): T {
   }
 }
 
-function all(db: DatabaseSync, sql: string): Row[] {
-  return db.prepare(sql).all() as Row[];
+/**
+ * `read` as steps inside one read transaction, held across the slices (WAL: writers go on; the
+ * caller runs one read at a time and to the end, so the transaction always ends).
+ */
+export function* readStepsInTransaction<T>(db: DatabaseSync, read: Steps<T>): Steps<T> {
+  db.exec('BEGIN');
+  try {
+    return yield* read;
+  } finally {
+    db.exec('COMMIT');
+  }
+}
+
+/** Rows per step. */
+const ROW_BATCH = 256;
+
+/** Every row of `sql`, each handed to `use`, with a `yield` every ROW_BATCH rows. */
+function* each(db: DatabaseSync, sql: string, use: (r: Row) => void): Steps<void> {
+  let n = 0;
+  for (const r of db.prepare(sql).iterate()) {
+    use(r as Row);
+    if (++n % ROW_BATCH === 0) yield;
+  }
 }
 
 function jsonColumn(value: unknown, label: string, column: string, problems: string[]): unknown {
@@ -55,9 +88,9 @@ const POLICY_COLUMNS = [
   ['proxy_protocol', 'proxyProtocol'],
 ] as const;
 
-function readClusters(db: DatabaseSync, labels: Labels, problems: string[]): Json {
+function* readClusters(db: DatabaseSync, labels: Labels, problems: string[]): Steps<Json> {
   const clusters: Json = {};
-  for (const r of all(db, 'SELECT * FROM clusters ORDER BY name')) {
+  yield* each(db, 'SELECT * FROM clusters ORDER BY name', (r) => {
     const name = String(r.name);
     const label = rowLabel('clusters', { name });
     labels.set(`clusters.${name}`, label);
@@ -69,32 +102,32 @@ function readClusters(db: DatabaseSync, labels: Labels, problems: string[]): Jso
     const health = jsonColumn(r.health_check, label, 'health_check', problems);
     if (health !== undefined) c.healthCheck = health;
     clusters[name] = c;
-  }
+  });
   const subs = new Map<string, { weight: unknown; backends: Json[] }>();
-  for (const r of all(db, 'SELECT * FROM subclusters ORDER BY cluster, name')) {
+  yield* each(db, 'SELECT * FROM subclusters ORDER BY cluster, name', (r) => {
     const key = { cluster: String(r.cluster), name: String(r.name) };
     const c = clusters[key.cluster] as { subclusters: Json } | undefined;
     const label = rowLabel('subclusters', key);
     if (c === undefined) {
       problems.push(`${label}: cluster ${key.cluster} does not exist`);
-      continue;
+      return;
     }
     const sub = { weight: r.weight, backends: [] as Json[] };
     c.subclusters[key.name] = sub;
     subs.set(`${key.cluster}\0${key.name}`, sub);
     labels.set(`clusters.${key.cluster}.subclusters.${key.name}`, label);
-  }
-  for (const r of all(db, 'SELECT * FROM backends ORDER BY cluster, subcluster, rowid')) {
+  });
+  yield* each(db, 'SELECT * FROM backends ORDER BY cluster, subcluster, rowid', (r) => {
     const key = { cluster: String(r.cluster), subcluster: String(r.subcluster), address: String(r.address) };
     const label = rowLabel('backends', key);
     const sub = subs.get(`${key.cluster}\0${key.subcluster}`);
     if (sub === undefined) {
       problems.push(`${label}: sub-cluster ${key.cluster}/${key.subcluster} does not exist`);
-      continue;
+      return;
     }
     labels.set(`clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${sub.backends.length}]`, label);
     sub.backends.push({ address: key.address, weight: r.weight, ...(r.name === null ? {} : { name: r.name }) });
-  }
+  });
   return clusters;
 }
 
@@ -104,41 +137,41 @@ function listOf<T>(o: Json, key: string): T[] {
   return v;
 }
 
-function readProducts(db: DatabaseSync, labels: Labels, problems: string[]): Json {
+function* readProducts(db: DatabaseSync, labels: Labels, problems: string[]): Steps<Json> {
   const products: Json = {};
-  for (const r of all(db, 'SELECT name FROM products ORDER BY name')) {
+  yield* each(db, 'SELECT name FROM products ORDER BY name', (r) => {
     const name = String(r.name);
     products[name] = {};
     labels.set(`products.${name}`, rowLabel('products', { name }));
-  }
+  });
   const productFor = (label: string, name: unknown): Json | undefined => {
     const p = products[String(name)] as Json | undefined;
     if (p === undefined) problems.push(`${label}: product ${String(name)} does not exist`);
     return p;
   };
-  for (const r of all(db, 'SELECT * FROM hosts ORDER BY host')) {
+  yield* each(db, 'SELECT * FROM hosts ORDER BY host', (r) => {
     const label = rowLabel('hosts', { host: r.host });
     const p = productFor(label, r.product);
-    if (p === undefined) continue;
+    if (p === undefined) return;
     if (r.tag === null || r.tag === '') {
       labels.set(`products.${String(r.product)}.hosts[${listOf(p, 'hosts').push(r.host) - 1}]`, label);
-      continue;
+      return;
     }
     const tags = (p.hostTags ?? {}) as Record<string, unknown[]>;
     p.hostTags = tags;
     const list = tags[String(r.tag)] ?? [];
     tags[String(r.tag)] = list;
     labels.set(`products.${String(r.product)}.hostTags.${String(r.tag)}[${list.push(r.host) - 1}]`, label);
-  }
-  for (const r of all(db, 'SELECT * FROM vips ORDER BY vip')) {
+  });
+  yield* each(db, 'SELECT * FROM vips ORDER BY vip', (r) => {
     const label = rowLabel('vips', { vip: r.vip });
     const p = productFor(label, r.product);
     if (p !== undefined) labels.set(`products.${String(r.product)}.vips[${listOf(p, 'vips').push(r.vip) - 1}]`, label);
-  }
-  for (const r of all(db, 'SELECT * FROM basic_rules ORDER BY product, position')) {
+  });
+  yield* each(db, 'SELECT * FROM basic_rules ORDER BY product, position', (r) => {
     const label = rowLabel('basic_rules', { product: r.product, position: r.position });
     const p = productFor(label, r.product);
-    if (p === undefined) continue;
+    if (p === undefined) return;
     const hosts = jsonColumn(r.hosts, label, 'hosts', problems);
     const paths = jsonColumn(r.paths, label, 'paths', problems);
     const rule = {
@@ -147,19 +180,24 @@ function readProducts(db: DatabaseSync, labels: Labels, problems: string[]): Jso
       cluster: r.cluster,
     };
     labels.set(`products.${String(r.product)}.basicRules[${listOf(p, 'basicRules').push(rule) - 1}]`, label);
-  }
-  for (const r of all(db, 'SELECT * FROM advanced_rules ORDER BY product, position')) {
+  });
+  yield* each(db, 'SELECT * FROM advanced_rules ORDER BY product, position', (r) => {
     const label = rowLabel('advanced_rules', { product: r.product, position: r.position });
     const p = productFor(label, r.product);
-    if (p === undefined) continue;
+    if (p === undefined) return;
     const index = listOf(p, 'rules').push({ cond: r.cond, cluster: r.cluster }) - 1;
     labels.set(`products.${String(r.product)}.rules[${index}]`, label);
-  }
+  });
   return products;
 }
 
 /** Reads the BFE-model tables into routing-table input (call inside `inReadTransaction`). */
 export function readBfeRows(db: DatabaseSync): RowsRead {
+  return runToEnd(readBfeSteps(db));
+}
+
+/** `readBfeRows` as steps (inside `readStepsInTransaction`). */
+export function* readBfeSteps(db: DatabaseSync): Steps<RowsRead> {
   const labels = new Labels();
   const problems: string[] = [];
   const input: Json = {};
@@ -168,26 +206,30 @@ export function readBfeRows(db: DatabaseSync): RowsRead {
     input.defaultProduct = meta.value;
     labels.set('defaultProduct', rowLabel('meta', { key: 'defaultProduct' }));
   }
-  const conditions = all(db, 'SELECT * FROM conditions ORDER BY name');
-  if (conditions.length > 0) {
-    const named: Json = {};
-    for (const r of conditions) {
-      named[String(r.name)] = r.cond;
-      labels.set(`conditions.${String(r.name)}`, rowLabel('conditions', { name: r.name }));
-    }
-    input.conditions = named;
-  }
-  input.products = readProducts(db, labels, problems);
-  input.clusters = readClusters(db, labels, problems);
+  const named: Json = {};
+  let conditions = 0;
+  yield* each(db, 'SELECT * FROM conditions ORDER BY name', (r) => {
+    named[String(r.name)] = r.cond;
+    labels.set(`conditions.${String(r.name)}`, rowLabel('conditions', { name: r.name }));
+    conditions++;
+  });
+  if (conditions > 0) input.conditions = named;
+  input.products = yield* readProducts(db, labels, problems);
+  input.clusters = yield* readClusters(db, labels, problems);
   return { input, labels, problems };
 }
 
 /** Reads the classic `servers` table into the `file` book's list form (backends: JSON array or spaces). */
-export function readServerRows(db: DatabaseSync): { input: unknown[]; labels: Labels; problems: string[] } {
+export function readServerRows(db: DatabaseSync): ServerRowsRead {
+  return runToEnd(readServerSteps(db));
+}
+
+/** `readServerRows` as steps (inside `readStepsInTransaction`). */
+export function* readServerSteps(db: DatabaseSync): Steps<ServerRowsRead> {
   const labels = new Labels();
   const problems: string[] = [];
   const input: unknown[] = [];
-  for (const r of all(db, 'SELECT * FROM servers ORDER BY rowid')) {
+  yield* each(db, 'SELECT * FROM servers ORDER BY rowid', (r) => {
     const label = rowLabel('servers', { host: r.host, path: r.path });
     const text = String(r.backends).trim();
     const backends = text.startsWith('[') ? jsonColumn(text, label, 'backends', problems) : text.split(/[\s,]+/);
@@ -195,6 +237,6 @@ export function readServerRows(db: DatabaseSync): { input: unknown[]; labels: La
     if (typeof policy !== 'object' || Array.isArray(policy)) problems.push(`${label}.policy: expected a JSON object`);
     labels.set(`[${input.length}]`, label);
     input.push({ ...(policy as Json), host: r.host, ...(r.path === '' ? {} : { path: r.path }), backends });
-  }
+  });
   return { input, labels, problems };
 }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { formatIssues } from '../../src/config/errors.ts';
 import { SwitchboardError } from '../../src/errors.ts';
 import type { BackendEntry, Request } from '../../src/types.ts';
-import { compileRoutingTable } from '../bfe/compile.ts';
+import { compileRoutingTable, compileRoutingTableSliced } from '../bfe/compile.ts';
 import { buildMatcher } from '../file/matcher.ts';
 import { entrySchema, type FileEntry } from '../file/parse.ts';
 import type { BookView } from '../lib/snapshot-book.ts';
@@ -30,6 +30,19 @@ export function compileBfeRead(read: StoreRead, source: string): BookView {
   throwProblems(source, read.problems);
   try {
     return compileRoutingTable(read.input);
+  } catch (e) {
+    throw relabel(e, read.labels, source);
+  }
+}
+
+/**
+ * `compileBfeRead` in time slices (`../lib/sliced.ts`): what the books use for background
+ * rebuilds, so a 10,000-host table never holds the event loop for the whole compile.
+ */
+export async function compileBfeReadSliced(read: StoreRead, source: string): Promise<BookView> {
+  throwProblems(source, read.problems);
+  try {
+    return await compileRoutingTableSliced(read.input);
   } catch (e) {
     throw relabel(e, read.labels, source);
   }

@@ -129,11 +129,11 @@ describe('sqlite book: errors name their row', () => {
     const book = make({ path: 'routes.db' }, dir);
     await book.start();
     write(file, 'UPDATE backends SET weight = -1');
-    expect(book.poll()).toBe(false);
+    expect(await book.poll()).toBe(false);
     expect(book.lastError).toContain('backends(cluster=c, subcluster=s1, address=127.0.0.1:9001).weight');
     expect(book.findAddresses(requestFor('a.test'))?.subclusters[0]?.backends[0]?.id).toBe('127.0.0.1:9001');
     write(file, "UPDATE backends SET weight = 3, address = '127.0.0.1:9003'");
-    expect(book.poll()).toBe(true);
+    expect(await book.poll()).toBe(true);
     expect(book.lastError).toBeUndefined();
     const b = book.findAddresses(requestFor('a.test'))?.subclusters[0]?.backends[0];
     expect([b?.id, b?.weight]).toEqual(['127.0.0.1:9003', 3]);
@@ -155,14 +155,14 @@ describe('sqlite book: errors name their row', () => {
     );
     await book.start();
     write(file, 'UPDATE backends SET weight = -1');
-    expect(book.poll()).toBe(false);
+    expect(await book.poll()).toBe(false);
     write(file, 'UPDATE backends SET weight = -2'); // another commit, the same error text
-    expect(book.poll()).toBe(false);
+    expect(await book.poll()).toBe(false);
     expect(warnings).toEqual(['address-books.sqlite: reload failed, keeping the previous routes']);
     write(file, 'UPDATE backends SET weight = 1');
-    expect(book.poll()).toBe(true);
+    expect(await book.poll()).toBe(true);
     write(file, 'UPDATE backends SET weight = -1');
-    expect(book.poll()).toBe(false);
+    expect(await book.poll()).toBe(false);
     expect(warnings).toHaveLength(2);
     await book.close();
     await rm(dir, { recursive: true, force: true });
