@@ -160,8 +160,12 @@ export const TARGETS: readonly Target[] = [
   { ...switchboardTarget('switchboard-worker-4', 'per-connection', ROOT, 4), scenarios: SCALING },
   { ...haproxyTarget('haproxy-tcp-nbthread-2', 'tcp', 2), scenarios: SCALING },
   { ...haproxyTarget('haproxy-tcp-nbthread-4', 'tcp', 4), scenarios: SCALING },
-  // Before/after: SWB_BENCH_BASELINE=/path/to/other/checkout adds that tree as its own row.
+  // Before/after: SWB_BENCH_BASELINE=/path/to/other/checkout adds that tree's net rows (both
+  // routing modes) beside this tree's, measured in the same run.
   ...(process.env.SWB_BENCH_BASELINE === undefined
     ? []
-    : [switchboardTarget('switchboard-net@baseline', 'per-connection', resolve(process.env.SWB_BENCH_BASELINE))]),
+    : [
+        switchboardTarget('switchboard-net@baseline', 'per-connection', resolve(process.env.SWB_BENCH_BASELINE)),
+        switchboardTarget('switchboard-per-request@baseline', 'per-request', resolve(process.env.SWB_BENCH_BASELINE)),
+      ]),
 ];
