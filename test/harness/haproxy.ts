@@ -8,12 +8,12 @@
  *    opens a connection through the caller's frontends (which would add access-log lines).
  * 3. `close()` kills the process it started (by its pid) and removes the temp dir.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type PeerProcess, startPeerProcess } from './peer-process.ts';
 
 /** Where the machine's HAProxy lives (Debian package). */
 export const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
@@ -32,11 +32,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export interface Haproxy {
-  /** stdout + stderr so far (for failure messages). */
-  output(): string;
-  close(): Promise<void>;
-}
+export type Haproxy = PeerProcess;
 
 /** One GET to the readiness frontend; resolves true on a 200. */
 function ready(port: number): Promise<boolean> {
@@ -71,29 +67,14 @@ export async function startHaproxy(sections: string, timeoutMs = 10_000): Promis
   ].join('\n');
   const file = join(dir, 'haproxy.cfg');
   await writeFile(file, cfg);
-  let out = '';
-  const child: ChildProcess = spawn(HAPROXY_BIN, ['-f', file, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  let exited = false;
-  const exit = new Promise<void>((r) =>
-    child.once('exit', () => {
-      exited = true;
-      r();
-    }),
-  );
-  const close = async () => {
-    if (!exited && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-    await exit;
-    await rm(dir, { recursive: true, force: true });
-  };
-  const until = Date.now() + timeoutMs;
-  while (!(await ready(readyPort))) {
-    if (exited || Date.now() > until) {
-      await close();
-      throw new Error(`haproxy did not start: ${out}\n--- config ---\n${cfg}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { output: () => out, close };
+  return startPeerProcess({
+    name: 'haproxy',
+    bin: HAPROXY_BIN,
+    args: ['-f', file, '-db'],
+    dir,
+    config: cfg,
+    ready: () => ready(readyPort),
+    signal: 'SIGKILL',
+    timeoutMs,
+  });
 }

@@ -6,12 +6,12 @@
  * `close()` kills the master it started (by its pid; the worker exits with it) and removes the
  * temp dir.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type PeerProcess, startPeerProcess } from './peer-process.ts';
 
 /** Where the machine's nginx lives (Debian package). */
 export const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
@@ -21,11 +21,7 @@ export function nginxAvailable(): boolean {
   return existsSync(NGINX_BIN);
 }
 
-export interface Nginx {
-  /** stdout + stderr so far (for failure messages). */
-  output(): string;
-  close(): Promise<void>;
-}
+export type Nginx = PeerProcess;
 
 /** True once a TCP connect to `port` succeeds. */
 function listening(port: number): Promise<boolean> {
@@ -61,33 +57,18 @@ export async function startNginx(servers: string, ports: readonly number[], time
   ].join('\n');
   const file = join(dir, 'nginx.conf');
   await writeFile(file, cfg);
-  let out = '';
-  const child: ChildProcess = spawn(NGINX_BIN, ['-c', file, '-p', dir, '-e', `${dir}/error.log`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startPeerProcess({
+    name: 'nginx',
+    bin: NGINX_BIN,
+    args: ['-c', file, '-p', dir, '-e', `${dir}/error.log`],
+    dir,
+    config: cfg,
+    // Every port must accept.
+    ready: async () => {
+      for (const port of ports) if (!(await listening(port))) return false;
+      return true;
+    },
+    signal: 'SIGTERM',
+    timeoutMs,
   });
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  let exited = false;
-  const exit = new Promise<void>((r) =>
-    child.once('exit', () => {
-      exited = true;
-      r();
-    }),
-  );
-  const close = async () => {
-    if (!exited && child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
-    await exit;
-    await rm(dir, { recursive: true, force: true });
-  };
-  const until = Date.now() + timeoutMs;
-  for (const port of ports) {
-    while (!(await listening(port))) {
-      if (exited || Date.now() > until) {
-        await close();
-        throw new Error(`nginx did not start: ${out}\n--- config ---\n${cfg}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return { output: () => out, close };
 }
