@@ -118,6 +118,15 @@ function haproxyTarget(name: string, mode: 'tcp' | 'http', threads = 1): Target 
   };
 }
 
+/** A Node proxy from npm (`pkg` must be installed), run from bench/lib/`script` PORT BACKEND_PORT. */
+function nodeProxyTarget(name: string, pkg: string, script: string): Target {
+  return {
+    name,
+    available: () => (existsSync(join(ROOT, 'node_modules', pkg)) ? undefined : `${pkg} is not installed`),
+    start: (ctx) => startNode(ctx, name, join(here, script), (p) => [String(p), String(ctx.backendPort)]),
+  };
+}
+
 /** Every target, in table order; the first two are the baselines ratios are taken against. */
 export const TARGETS: readonly Target[] = [
   {
@@ -131,15 +140,9 @@ export const TARGETS: readonly Target[] = [
     start: (ctx) =>
       startNode(ctx, 'node-pipe', join(here, 'pipe-server.ts'), (p) => [String(p), String(ctx.backendPort)]),
   },
-  {
-    name: 'node-http-proxy',
-    available: () => (existsSync(join(ROOT, 'node_modules', 'http-proxy')) ? undefined : 'http-proxy is not installed'),
-    start: (ctx) =>
-      startNode(ctx, 'node-http-proxy', join(here, 'http-proxy-server.ts'), (p) => [
-        String(p),
-        String(ctx.backendPort),
-      ]),
-  },
+  nodeProxyTarget('node-http-proxy', 'http-proxy', 'http-proxy-server.ts'),
+  nodeProxyTarget('http-proxy-3', 'http-proxy-3', 'http-proxy-3-server.ts'),
+  nodeProxyTarget('fastify-http-proxy', '@fastify/http-proxy', 'fastify-proxy-server.ts'),
   haproxyTarget('haproxy-tcp', 'tcp'),
   haproxyTarget('haproxy-http', 'http'),
   {
