@@ -13,13 +13,15 @@
  * Flags: --duration S (per measurement, default 5), --rounds N (3), --scenarios a,b,
  * --targets a,b, --suite default|scaling|all, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
  * --out DIR (bench/results; --out none writes nothing), --profile (Node targets run with
- * --cpu-prof into OUT/profiles).
+ * --cpu-prof into OUT/profiles), --check [--strict] [--margin M] [--targets-file F] (judge the
+ * run against bench/targets.json: bench/lib/check.ts), --quick (the short check CI runs).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderChart } from './lib/chart.ts';
+import { check, failed, formatVerdicts, loadTargets, type Targets, targetsFile } from './lib/check.ts';
 import { GROUPS } from './lib/groups.ts';
 import { defaultLoadgen } from './lib/loadgen.ts';
 import { createSpawner } from './lib/proc.ts';
@@ -97,10 +99,13 @@ function pickScenarios(names: readonly string[] | undefined): Scenario[] {
   });
 }
 
+/** Every target name of every group. */
+const knownTargets = () => new Set(GROUPS.flatMap((g) => g.targets.map((t) => t.name)));
+
 /** Which targets run: named ones (checked against every group), else the suite's rule. */
 function targetFilter(names: readonly string[] | undefined, optional: boolean): (t: Target) => boolean {
   if (names === undefined) return (t) => optional || t.optional !== true;
-  const known = new Set(GROUPS.flatMap((g) => g.targets.map((t) => t.name)));
+  const known = knownTargets();
   for (const n of names)
     if (!known.has(n)) throw new Error(`bench: unknown target ${n} (known: ${[...known].join(', ')})`);
   return (t) => names.includes(t.name);
@@ -257,19 +262,40 @@ function list(s: string | undefined): string[] | undefined {
   return s === undefined ? undefined : s.split(',').filter((x) => x !== '');
 }
 
+/** The short check CI runs (`--quick`): the rows the rules name, 3 rounds × 2 s, margin 0.5. */
+function quickPreset(targets: Targets): Pick<BenchOptions, 'durationSec' | 'rounds' | 'scenarios' | 'targets'> {
+  const named = new Set(['direct', 'node-pipe']);
+  for (const r of targets.rules) {
+    named.add(r.target);
+    if (r.vs !== undefined) named.add(r.vs);
+  }
+  const known = knownTargets();
+  return {
+    durationSec: 2,
+    rounds: 3,
+    scenarios: ['keepalive', 'newconn', 'big', 'h2'],
+    targets: [...named].filter((n) => known.has(n)),
+  };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
       scenarios: { type: 'string' },
       targets: { type: 'string' },
       suite: { type: 'string' },
       idle: { type: 'string', default: '4000' },
       loadgen: { type: 'string' },
       backend: { type: 'string' },
-      out: { type: 'string', default: join(ROOT, 'bench', 'results') },
+      out: { type: 'string' },
       profile: { type: 'boolean', default: false },
+      check: { type: 'boolean', default: false },
+      strict: { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      margin: { type: 'string' },
+      'targets-file': { type: 'string' },
     },
   });
   const loadgen = values.loadgen;
@@ -278,18 +304,35 @@ async function main(): Promise<void> {
   const backend = values.backend;
   if (backend !== undefined && backend !== 'nginx' && backend !== 'node')
     throw new Error('bench: --backend nginx|node');
-  await runBench({
-    durationSec: Number(values.duration),
-    rounds: Number(values.rounds),
+  const checking = values.check || values.quick;
+  const targets = checking ? loadTargets(values['targets-file'] ?? targetsFile(ROOT)) : undefined;
+  const preset = values.quick && targets !== undefined ? quickPreset(targets) : undefined;
+  const margin = Number(values.margin ?? (values.quick ? 0.5 : targets?.noise));
+  if (checking && !(margin >= 0 && margin < 1)) throw new Error('bench: --margin must be a fraction in [0, 1)');
+  const out = values.out ?? (values.quick ? 'none' : join(ROOT, 'bench', 'results'));
+  const result = await runBench({
+    durationSec: Number(values.duration ?? preset?.durationSec ?? 5),
+    rounds: Number(values.rounds ?? preset?.rounds ?? 3),
     idleConnections: Number(values.idle),
     profile: values.profile,
-    ...(values.out === 'none' ? {} : { outDir: resolve(values.out) }),
+    ...(out === 'none' ? {} : { outDir: resolve(out) }),
     ...(loadgen === undefined ? {} : { loadgen }),
     ...(backend === undefined ? {} : { backend }),
+    ...(preset === undefined ? {} : { scenarios: preset.scenarios, targets: preset.targets }),
     ...(values.scenarios === undefined ? {} : { scenarios: list(values.scenarios) as string[] }),
     ...(values.targets === undefined ? {} : { targets: list(values.targets) as string[] }),
     ...(values.suite === undefined ? {} : { suite: values.suite }),
   });
+  if (targets === undefined) return;
+  const verdicts = check(result.rows, targets, margin);
+  console.log(`\ncheck against ${values['targets-file'] ?? 'bench/targets.json'} (tolerance ${margin}):`);
+  console.log(formatVerdicts(verdicts));
+  if (failed(verdicts, values.strict)) {
+    console.error(
+      values.strict ? 'bench: a goal was missed or a row regressed' : 'bench: a row regressed past its guard',
+    );
+    process.exitCode = 1;
+  }
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'bench', 'run.ts')) {
