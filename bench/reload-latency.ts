@@ -14,7 +14,9 @@
  * 4. Printed: p50 / p99 / max latency and req/s of each phase, how many reloads went live
  *    during the `during` phase, and the median time from the write to the change being live.
  *
- *   node bench/reload-latency.ts [--duration 5] [--books sqlite,bfe]
+ *   node bench/reload-latency.ts [--duration 5] [--books sqlite,bfe] [--check [--margin M]]
+ *   --check: exits 1 when a book's p99 during reloads is past bench/targets.json's
+ *   `reload.p99DuringOverBeforeMax` × its p99 before, by more than the margin (default: noise)
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-latency.ts   # adds that tree's router
  */
 import { writeFileSync } from 'node:fs';
@@ -29,6 +31,7 @@ import type { RoutingTable } from '../address-books/bfe/routing-table.ts';
 import { initDatabase } from '../address-books/sqlite/schema.ts';
 import { writeRoutingTable } from '../address-books/sqlite/write.ts';
 import { tempDir } from '../test/harness/router.ts';
+import { judgeGuard, loadTargets, targetsFile } from './lib/check.ts';
 import { createSpawner, freePort, waitForPort, which } from './lib/proc.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
@@ -36,7 +39,12 @@ const PRODUCTS = 1000;
 const HOSTS = 10;
 
 const { values: flags } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, books: { type: 'string', default: 'sqlite,bfe' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    books: { type: 'string', default: 'sqlite,bfe' },
+    check: { type: 'boolean', default: false },
+    margin: { type: 'string' },
+  },
 });
 const DURATION = Number(flags.duration);
 const BOOKS = flags.books!.split(',') as ('sqlite' | 'bfe')[];
@@ -122,7 +130,7 @@ async function load(port: number): Promise<Phase> {
   };
 }
 
-async function run(root: string, label: string, book: 'sqlite' | 'bfe'): Promise<void> {
+async function run(root: string, label: string, book: 'sqlite' | 'bfe'): Promise<{ before: Phase; during: Phase }> {
   const ports = [await freePort(), await freePort()] as const;
   const backend = spawn.start(process.execPath, ['-e', BACKEND, ...ports.map(String)]);
   await waitForPort(ports[1], backend, 'backend');
@@ -206,12 +214,30 @@ async function run(root: string, label: string, book: 'sqlite' | 'bfe'): Promise
   console.log(
     `reloads live during 'during': ${reloads}; write → live median ${(sorted[sorted.length >> 1] ?? 0).toFixed(0)} ms`,
   );
+  return { before, during };
 }
+
+/** `--check`: p99 during reloads against the targets file's multiple of p99 before. */
+function checkReload(book: string, r: { before: Phase; during: Phase }): boolean {
+  const targets = loadTargets(targetsFile(ROOT));
+  const limit = targets.reload?.p99DuringOverBeforeMax;
+  if (limit === undefined) return true;
+  const ratio = r.during.p99 / r.before.p99;
+  const status = judgeGuard(
+    ratio,
+    { scenario: 'reload', target: book, vs: 'before', max: limit, guard: limit },
+    margin(targets),
+  );
+  console.log(`check ${book}: p99 during / before = ${ratio.toFixed(2)} (≤ ${limit}): ${status}`);
+  return status !== 'regressed';
+}
+const margin = (t: { noise: number }) => Number(flags.margin ?? t.noise);
 
 try {
   const baseline = process.env.SWB_BENCH_BASELINE;
   for (const book of BOOKS) {
-    await run(ROOT, 'switchboard', book);
+    const mine = await run(ROOT, 'switchboard', book);
+    if (flags.check && !checkReload(book, mine)) process.exitCode = 1;
     if (baseline !== undefined) await run(resolve(baseline), 'baseline', book);
   }
 } finally {
