@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../src/config/address.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
-import { type AdminDeps, knownPaths, refuse, routes } from './routes.ts';
+import { type AdminDeps, answerError, findRoute, refuse } from './routes.ts';
 
 export type { AdminDeps } from './routes.ts';
 
@@ -45,9 +45,9 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? '';
-    const handler = routes.get(`${method} ${path}`);
-    if (handler === undefined) {
-      const status = knownPaths.has(path) ? 405 : 404;
+    const route = findRoute(method, path);
+    if (route === undefined || route === 'method') {
+      const status = route === 'method' ? 405 : 404;
       res
         .writeHead(status, { 'content-type': 'text/plain' })
         .end(status === 405 ? 'method not allowed\n' : 'not found\n');
@@ -58,11 +58,14 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
       refuse(res, refused);
       return;
     }
-    Promise.resolve(handler(req, res, deps)).catch((err: unknown) => {
-      deps.runtime.logger.error({ err, path }, 'admin request failed');
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end('internal error\n');
-    });
+    Promise.resolve()
+      .then(() => route.handler(req, res, deps, route.params))
+      .catch((err: unknown) => {
+        if (!res.headersSent && answerError(res, err)) return;
+        deps.runtime.logger.error({ err, path }, 'admin request failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('internal error\n');
+      });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e) =>
