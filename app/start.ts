@@ -93,7 +93,10 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       const to = next.config.admin?.address;
       const from = current.config.admin?.address;
       if (to === undefined || next.config.admin === undefined) return undefined;
-      if (from !== undefined && to.host === from.host && to.port === from.port) return undefined;
+      // Unchanged: the same as configured, or as bound (port 0 written back as the port it got).
+      const bound = moving.address();
+      const sameHost = to.host === from?.host || to.host === bound.host;
+      if (sameHost && (to.port === from?.port || to.port === bound.port)) return undefined;
       return moving.rebind(next.config.admin);
     });
   }
