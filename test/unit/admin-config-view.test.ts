@@ -61,6 +61,10 @@ describe('redact', () => {
     expect(redactString('postgres://db.internal/app?user=x&password=y&sslmode=require')).toBe(
       `postgres://db.internal/app?user=x&password=${REDACTED}&sslmode=require`,
     );
+    expect(redactString("host=db.internal user=app password='p w' dbname=routes")).toBe(
+      `host=db.internal user=app password=${REDACTED} dbname=routes`,
+    );
+    expect(redactString('host=db sslpassword = x')).toBe(`host=db sslpassword = ${REDACTED}`);
     expect(redactString('https://user@example.test/x')).toBe('https://user@example.test/x');
     expect(redactString('-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB...\n-----END ENCRYPTED PRIVATE KEY-----')).toBe(
       REDACTED,
