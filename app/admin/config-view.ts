@@ -2,8 +2,9 @@
  * `GET /config`: the effective config (defaults applied, each plugin's options parsed by its own
  * schema) with secrets redacted. Three rules, applied together:
  *
- * 1. **Schema.** A field whose zod schema carries `.meta({ secret: true })` is a secret
- *    (`admin.token`; a plugin marks its own the same way). The value is walked beside the core
+ * 1. **Schema.** A field whose zod schema carries `.meta({ writeOnly: true })` is a secret
+ *    (`admin.token`; a plugin marks its own the same way). `writeOnly` is JSON Schema's own
+ *    word for "sent, never read back", so the generated JSON Schema stays standard. The value is walked beside the core
  *    schema and beside each plugin's options schema, so a secret is found by where it is, not
  *    by what it is called.
  * 2. **Values.** Anywhere, whatever the key: the password of a URL (`postgres://u:pw@h/db`,
@@ -52,8 +53,8 @@ function defOf(s: Schema): Def | undefined {
 
 function isSecret(s: Schema): boolean {
   for (let cur = s, i = 0; cur !== undefined && i < 16; i++) {
-    const meta = (cur as { meta?: () => unknown }).meta?.() as { secret?: unknown } | undefined;
-    if (meta?.secret === true) return true;
+    const meta = (cur as { meta?: () => unknown }).meta?.() as { writeOnly?: unknown } | undefined;
+    if (meta?.writeOnly === true) return true;
     cur = inner(cur);
   }
   return false;

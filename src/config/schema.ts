@@ -34,7 +34,7 @@ const hostName = z
 export const adminSchema = z.strictObject({
   address: listenAddress.default({ host: '127.0.0.1', port: 9901 }),
   /** Bearer token for every endpoint but the open ones; env SWITCHBOARD_ADMIN_TOKEN when ''. */
-  token: z.string().meta({ secret: true }).default(''),
+  token: z.string().meta({ writeOnly: true }).default(''),
   /** Read endpoints served without the token and without the Host check (probes, scrapers). */
   open: z.array(z.enum(ADMIN_READ_PATHS)).default(['/healthz', '/readyz']),
   /** DNS names accepted in `Host` besides IP literals and `localhost` (DNS rebinding guard). */

@@ -1,6 +1,6 @@
 /**
  * `GET /config` redaction (app/admin/config-view.ts, issue 19): secrets found by schema (a field
- * marked `.meta({ secret: true })`, whatever its name), by value (URL passwords, DSN credential
+ * marked `.meta({ writeOnly: true })`, whatever its name), by value (URL passwords, DSN credential
  * parameters, PEM material) and, only where no schema knows the field, by name — and nothing
  * else hidden.
  */
@@ -31,11 +31,11 @@ describe('redact', () => {
 
   it('follows a plugin schema: a field marked secret is hidden whatever its name; known fields are not guessed', () => {
     const schema = z.strictObject({
-      dsnPart: z.string().meta({ secret: true }),
+      dsnPart: z.string().meta({ writeOnly: true }),
       auth: z.enum(['none', 'basic']).default('none'),
       key: z.string(),
-      nested: z.strictObject({ opaque: z.string().meta({ secret: true }).optional() }).optional(),
-      list: z.array(z.strictObject({ credentialsFile: z.string(), pin: z.string().meta({ secret: true }) })),
+      nested: z.strictObject({ opaque: z.string().meta({ writeOnly: true }).optional() }).optional(),
+      list: z.array(z.strictObject({ credentialsFile: z.string(), pin: z.string().meta({ writeOnly: true }) })),
     });
     const value = schema.parse({
       dsnPart: 'abc',
