@@ -10,6 +10,7 @@
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
  */
+
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -17,6 +18,7 @@ import { channels } from '../src/diagnostics.ts';
 import type { AccessRecord } from '../src/log.ts';
 import { countsListeners } from '../src/panel.ts';
 import type { Panel, Request } from '../src/types.ts';
+import { backendStateGauges } from './admin/backend-metrics.ts';
 import type { Runtime } from './runtime.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -98,14 +100,15 @@ export class Metrics {
     for (const result of ['ok', 'failed', 'unchanged']) reloads.inc({ result }, 0);
     new Gauge({
       name: 'switchboard_backend_up',
-      help: '1 when the backend is available, 0 while health checks hold it down',
+      help: '1 when the backend is healthy, 0 while health checks hold it down',
       labelNames: ['backend'],
       registers,
       collect() {
         this.reset();
-        for (const s of runtime.registry.all()) this.set({ backend: s.id }, s.available ? 1 : 0);
+        for (const s of runtime.registry.all()) this.set({ backend: s.id }, s.healthy ? 1 : 0);
       },
     });
+    backendStateGauges(registers, runtime.registry);
     new Gauge({
       name: 'switchboard_backend_active_connections',
       help: 'Connections open to each backend',

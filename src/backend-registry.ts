@@ -21,8 +21,20 @@
  * 4. The runtime calls `retain(entries)` on every snapshot swap: records of removed backends are
  *    dropped (observers hear `onRemoved`, so health checks stop their timers); records of added
  *    backends start their slow-start ramp, except on the very first `retain` (process start).
+ * 5. The admin API (app/admin/) sets a backend's runtime state with `setMode` (up, draining,
+ *    disabled) and `setWeight` (an override of the configured weight). Both are per backend id,
+ *    whatever cluster lists it, live beside the connection counters (shared memory for worker
+ *    threads) and so last exactly as long as the record: across reloads while the backend stays.
+ *    `available` folds the mode in (healthy and `up`), so every operator that skips unavailable
+ *    backends honours a drain without knowing about it; `healthy` is the health verdict alone.
  */
 import type { BackendEntry } from './types.ts';
+
+/** A backend's runtime admin state: `up` takes traffic; `draining` and `disabled` take no new traffic. */
+export type AdminMode = 'up' | 'draining' | 'disabled';
+
+/** The modes by their stored code (index); shared memory stores the index. */
+export const ADMIN_MODES: readonly AdminMode[] = ['up', 'draining', 'disabled'];
 
 /** One backend's record, as one cluster sees it (or the whole backend: `cluster === ''`). Read-only. */
 export interface BackendState {
@@ -35,8 +47,14 @@ export interface BackendState {
   readonly total: number;
   /** Consecutive failures counted for this cluster (reset by a success). */
   readonly failures: number;
-  /** False while health checks hold the backend down for this cluster. */
+  /** May take new traffic: `healthy` and `mode === 'up'` (what operators check). */
   readonly available: boolean;
+  /** False while health checks hold the backend down for this cluster (the health verdict alone). */
+  readonly healthy: boolean;
+  /** The admin state (all clusters): `draining` and `disabled` make `available` false. */
+  readonly mode: AdminMode;
+  /** The admin weight override (all clusters), replacing the configured weight; undefined = none. */
+  readonly weightOverride: number | undefined;
   /** Peak EWMA of connect latency in milliseconds (0 until the first sample; all clusters). */
   readonly latencyEwma: number;
   /** When the backend became available to this cluster (ms since epoch); slow start ramps from here. 0 = always up. */
@@ -87,6 +105,12 @@ export interface BackendRegistry {
   closed(id: string): void;
   /** Marks a backend down or up for `cluster` (absent: every cluster); coming back restarts slow start. */
   setAvailable(id: string, available: boolean, cluster?: string): void;
+  /** Sets the admin mode of `id` (every cluster); leaving draining/disabled restarts slow start. */
+  setMode(id: string, mode: AdminMode): void;
+  /** Sets (or with undefined clears) the weight override of `id` (every cluster). */
+  setWeight(id: string, weight: number | undefined): void;
+  /** A number that changes whenever a weight override changes (operators rebuild their pools). */
+  weightEpoch(): number;
   /**
    * Keeps the records of `keys` and drops the rest (after a reload). Backends seen for the first
    * time start their slow-start ramp now, unless this is the first call. Returns the dropped ids.

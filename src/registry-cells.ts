@@ -5,13 +5,19 @@
  * slots so worker threads see one set of numbers.
  */
 
-/** Connection counters of one backend, whatever cluster routed the connection. */
+/** Connection counters of one backend, whatever cluster routed the connection, and its admin state. */
 export interface CounterCell {
   readonly active: number;
   readonly total: number;
   readonly latencyEwma: number;
+  /** The admin mode as its index in `ADMIN_MODES` (0 = up). */
+  readonly mode: number;
+  /** The admin weight override; -1 = none. */
+  readonly weight: number;
   connect(latencyMs: number): void;
   close(): void;
+  setMode(mode: number): void;
+  setWeight(weight: number): void;
 }
 
 /** Health of one backend for one cluster. */
@@ -40,6 +46,14 @@ export class LocalCounters implements CounterCell {
   active = 0;
   total = 0;
   latencyEwma = 0;
+  mode = 0;
+  weight = -1;
+  setMode(mode: number): void {
+    this.mode = mode;
+  }
+  setWeight(weight: number): void {
+    this.weight = weight;
+  }
   connect(latencyMs: number): void {
     this.active++;
     this.total++;

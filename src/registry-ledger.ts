@@ -14,7 +14,14 @@
  * A cluster's health record is created on first sight with the whole backend's state, so a
  * backend marked down without a cluster is down for clusters that appear later too.
  */
-import type { BackendRegistry, BackendState, RegistryKey, RegistryObserver } from './backend-registry.ts';
+import {
+  ADMIN_MODES,
+  type AdminMode,
+  type BackendRegistry,
+  type BackendState,
+  type RegistryKey,
+  type RegistryObserver,
+} from './backend-registry.ts';
 import { type CounterCell, type HealthCell, LocalCounters, LocalHealth } from './registry-cells.ts';
 
 /** One backend as one cluster sees it. */
@@ -42,7 +49,17 @@ class ClusterView implements BackendState {
     return this.health.failures;
   }
   get available(): boolean {
+    return this.counters.mode === 0 && this.health.available;
+  }
+  get healthy(): boolean {
     return this.health.available;
+  }
+  get mode(): AdminMode {
+    return ADMIN_MODES[this.counters.mode] ?? 'up';
+  }
+  get weightOverride(): number | undefined {
+    const w = this.counters.weight;
+    return w < 0 ? undefined : w;
   }
   get upSince(): number {
     return this.health.upSince;
@@ -74,8 +91,18 @@ class WholeView implements BackendState {
     return n;
   }
   get available(): boolean {
+    return this.#entry.counters.mode === 0 && this.healthy;
+  }
+  get healthy(): boolean {
     for (const h of this.#entry.health.values()) if (!h.available) return false;
     return true;
+  }
+  get mode(): AdminMode {
+    return ADMIN_MODES[this.#entry.counters.mode] ?? 'up';
+  }
+  get weightOverride(): number | undefined {
+    const w = this.#entry.counters.weight;
+    return w < 0 ? undefined : w;
   }
   get upSince(): number {
     let t = 0;
@@ -131,6 +158,7 @@ export abstract class Ledger implements BackendRegistry {
   readonly #observers: RegistryObserver[] = [];
   readonly #now: () => number;
   #seeded = false;
+  #weightEpoch = 0;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
@@ -221,6 +249,36 @@ export abstract class Ledger implements BackendRegistry {
     const now = available ? this.#now() : 0;
     if (cluster !== '') this.healthOf(e, cluster).set(available, now);
     else for (const h of e.health.values()) h.set(available, now);
+  }
+
+  setMode(id: string, mode: AdminMode): void {
+    const e = this.entry(id);
+    const code = ADMIN_MODES.indexOf(mode);
+    if (code < 0 || e.counters.mode === code) return;
+    const wasOut = e.counters.mode !== 0;
+    e.counters.setMode(code);
+    if (wasOut && code === 0) {
+      // Back in service: ramp up again like a backend that came back from a health check.
+      const now = this.#now();
+      for (const h of e.health.values()) if (h.available) h.reset(true, now, h.failures);
+    }
+  }
+
+  setWeight(id: string, weight: number | undefined): void {
+    const e = this.entry(id);
+    const w = weight === undefined ? -1 : weight;
+    if (e.counters.weight === w) return;
+    e.counters.setWeight(w);
+    this.bumpWeightEpoch();
+  }
+
+  weightEpoch(): number {
+    return this.#weightEpoch;
+  }
+
+  /** A weight override changed: pools built before are stale. */
+  protected bumpWeightEpoch(): void {
+    this.#weightEpoch++;
   }
 
   retain(keys: Iterable<RegistryKey>): string[] {

@@ -3,8 +3,8 @@
  * the `worker` panel reads and updates the same numbers (issue 11 §3). Connection counts are per
  * backend, health per (cluster, backend) (issue 16 §5):
  *
- *   ints    (Int32, Atomics)  slot × [active, total]  +  worker × slot → active
- *                             + health slot × [failures, down]
+ *   ints    (Int32, Atomics)  slot × [active, total, mode, weight + 1]  +  worker × slot → active
+ *                             + health slot × [failures, down]  +  [weight epoch]
  *   floats  (Float64, plain)  slot × [latencyEwma]    +  health slot × [upSince]
  *
  * 1. The main thread's registry is the *owner*: `retain` and `reserve` give each backend id a
@@ -21,6 +21,9 @@
  *    subtracts that share (`forgetWorker`), so a crash does not leave phantom connections.
  * 5. `latencyEwma` and `upSince` are plain Float64 stores: a lost EWMA sample between two
  *    threads only blurs a heuristic, and `upSince` is written by the owner alone.
+ * 6. The admin state (mode, weight override) sits in the counters slot, written by the owner
+ *    (admin API) and read by every worker on each pick; a weight change also bumps the shared
+ *    epoch so each thread's operators rebuild their pools.
  * A key without a slot (buffers full, or a book the owner does not list) keeps a local cell.
  */
 import { availableParallelism } from 'node:os';
@@ -31,7 +34,10 @@ import { type Entry, Ledger } from './registry-ledger.ts';
 
 const ACTIVE = 0;
 const TOTAL = 1;
-const COUNTER_INTS = 2;
+const MODE = 2;
+/** The weight override plus one: 0 (a fresh slot) = none. */
+const WEIGHT = 3;
+const COUNTER_INTS = 4;
 const FAILURES = 0;
 const DOWN = 1;
 const HEALTH_INTS = 2;
@@ -58,7 +64,7 @@ export function allocateSharedState(
     capacity,
     healthCapacity,
     workers,
-    ints: new SharedArrayBuffer(4 * (capacity * COUNTER_INTS + workers * capacity + healthCapacity * HEALTH_INTS)),
+    ints: new SharedArrayBuffer(4 * (capacity * COUNTER_INTS + workers * capacity + healthCapacity * HEALTH_INTS + 1)),
     floats: new SharedArrayBuffer(8 * (capacity + healthCapacity)),
   };
 }
@@ -81,6 +87,8 @@ class Layout {
   readonly shares: number;
   readonly health: number;
   readonly upSince: number;
+  /** Index of the weight epoch. */
+  readonly epoch: number;
   readonly state: SharedRegistryState;
   constructor(state: SharedRegistryState) {
     this.state = state;
@@ -89,6 +97,7 @@ class Layout {
     this.shares = state.capacity * COUNTER_INTS;
     this.health = this.shares + state.workers * state.capacity;
     this.upSince = state.capacity;
+    this.epoch = this.health + state.healthCapacity * HEALTH_INTS;
   }
   /** Index of worker `w`'s share of `active` for `slot`. */
   share(w: number, slot: number): number {
@@ -117,6 +126,18 @@ class SharedCounters implements CounterCell {
   get latencyEwma(): number {
     return this.#l.floats[this.#slot]!;
   }
+  get mode(): number {
+    return Atomics.load(this.#l.ints, this.#i + MODE);
+  }
+  get weight(): number {
+    return Atomics.load(this.#l.ints, this.#i + WEIGHT) - 1;
+  }
+  setMode(mode: number): void {
+    Atomics.store(this.#l.ints, this.#i + MODE, mode);
+  }
+  setWeight(weight: number): void {
+    Atomics.store(this.#l.ints, this.#i + WEIGHT, weight + 1);
+  }
   connect(latencyMs: number): void {
     const ints = this.#l.ints;
     Atomics.add(ints, this.#i + ACTIVE, 1);
@@ -136,6 +157,8 @@ class SharedCounters implements CounterCell {
   load(from: CounterCell): void {
     Atomics.store(this.#l.ints, this.#i + ACTIVE, from.active);
     Atomics.store(this.#l.ints, this.#i + TOTAL, from.total);
+    Atomics.store(this.#l.ints, this.#i + MODE, from.mode);
+    Atomics.store(this.#l.ints, this.#i + WEIGHT, from.weight + 1);
     this.#l.floats[this.#slot] = from.latencyEwma;
   }
 }
@@ -272,6 +295,14 @@ export class SharedRegistry extends Ledger implements BackendRegistry {
   /** Owner: gives `keys` slots without dropping anyone (a reload's engine before it is swapped in). */
   reserve(keys: Iterable<RegistryKey>): void {
     this.admit(this.group(keys));
+  }
+
+  override weightEpoch(): number {
+    return Atomics.load(this.#layout.ints, this.#layout.epoch);
+  }
+
+  protected override bumpWeightEpoch(): void {
+    Atomics.add(this.#layout.ints, this.#layout.epoch, 1);
   }
 
   /** Owner: a worker died; its share of every backend's `active` is taken back. */

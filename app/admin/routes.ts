@@ -11,6 +11,12 @@
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
+ * | GET    | /         | the index of these endpoints (index.ts)                        |
+ * | GET    | /config   | the effective config, secrets redacted (config-view.ts)        |
+ * | GET    | /backends/{id} | one backend; POST …/drain, /disable, /enable, /weight: backend-control.ts |
+ *
+ * A `{name}` segment of a key matches one path segment (URL-decoded by its handler) and reaches
+ * the handler as `params.name`; `findRoute` tries exact keys first.
  *
  * server.ts runs auth.ts's checks before any handler here, so the handlers never see a refused
  * request; a refusal is answered by `refuse()` below.
@@ -21,6 +27,9 @@ import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Refusal } from './auth.ts';
+import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from './backend-control.ts';
+import { configView } from './config-view.ts';
+import { indexOf } from './endpoints.ts';
 
 /** What the admin endpoints read. */
 export interface AdminDeps {
@@ -31,7 +40,12 @@ export interface AdminDeps {
   ready(): boolean;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse, deps: AdminDeps) => void | Promise<void>;
+type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: AdminDeps,
+  params: Readonly<Record<string, string>>,
+) => void | Promise<void>;
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(status, {
@@ -42,7 +56,7 @@ function send(res: ServerResponse, status: number, body: string, type = 'text/pl
   res.end(body);
 }
 
-function json(res: ServerResponse, status: number, value: unknown): void {
+export function json(res: ServerResponse, status: number, value: unknown): void {
   send(res, status, `${JSON.stringify(value, null, 2)}\n`, 'application/json');
 }
 
@@ -51,37 +65,8 @@ function routingTable(deps: AdminDeps): unknown {
   return typeof book.routingTable === 'function' ? book.routingTable() : null;
 }
 
-function backends(deps: AdminDeps): unknown[] {
-  const { registry, health } = deps.runtime;
-  const checked = new Set(health.ids());
-  return [...registry.all()].map((s) => ({
-    id: s.id,
-    available: s.available,
-    active: s.active,
-    total: s.total,
-    failures: s.failures,
-    latencyEwmaMs: Math.round(s.latencyEwma * 1000) / 1000,
-    upSince: isoTime(s.upSince),
-    healthChecked: checked.has(s.id),
-    probing: health.probing(s.id),
-    // Health is judged per cluster: the fields above are the backend as a whole (down while any
-    // cluster holds it down), these are each cluster's own verdict.
-    clusters: registry.clusters(s.id).map((c) => ({
-      cluster: c.cluster,
-      available: c.available,
-      failures: c.failures,
-      upSince: isoTime(c.upSince),
-      probing: health.probing(s.id, c.cluster),
-    })),
-  }));
-}
-
-function isoTime(ms: number): string | null {
-  return ms === 0 ? null : new Date(ms).toISOString();
-}
-
 /** Answers a refused request: `{ ok: false, error: <code>, message }` with `X-Switchboard-Error`. */
-export function refuse(res: ServerResponse, r: Refusal): void {
+export function refuse(res: ServerResponse, r: Pick<Refusal, 'status' | 'message'> & { code: string }): void {
   res.setHeader('x-switchboard-error', r.code);
   if (r.status === 401) res.setHeader('www-authenticate', 'Bearer realm="switchboard-admin"');
   json(res, r.status, { ok: false, error: r.code, message: r.message });
@@ -110,14 +95,60 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ],
   [
     'GET /backends',
-    (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, backends: backends(deps) }),
+    (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, backends: backendsView(deps) }),
   ],
   [
     'GET /version',
     (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, file: deps.runtime.engine.loaded.file }),
   ],
   ['POST /reload', reload],
+  ['GET /', (req, res) => indexOf(req, res, [...routes.keys()])],
+  ['GET /config', (_q, res, deps) => json(res, 200, configView(deps.runtime.engine.loaded))],
+  ['GET /backends/{id}', oneHandler(json)],
+  ['POST /backends/{id}/drain', modeHandler('draining', json)],
+  ['POST /backends/{id}/disable', modeHandler('disabled', json)],
+  ['POST /backends/{id}/enable', modeHandler('up', json)],
+  ['POST /backends/{id}/weight', weightHandler(json)],
 ]);
 
-/** The paths that exist (for 405 versus 404). */
-export const knownPaths: ReadonlySet<string> = new Set([...routes.keys()].map((k) => k.split(' ')[1]!));
+/** Whether `pattern` (a route path, `{name}` segments allowed) matches `path`; its params if so. */
+function matchPath(pattern: string, path: string): Record<string, string> | undefined {
+  if (!pattern.includes('{')) return pattern === path ? {} : undefined;
+  const want = pattern.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i]!;
+    if (w.startsWith('{') && w.endsWith('}')) {
+      if (got[i] === '') return undefined;
+      params[w.slice(1, -1)] = got[i]!;
+    } else if (w !== got[i]) return undefined;
+  }
+  return params;
+}
+
+/** The route of `method path`: its handler and params, `'method'` for a known path with another method, or undefined. */
+export function findRoute(
+  method: string,
+  path: string,
+): { handler: Handler; params: Record<string, string> } | 'method' | undefined {
+  const exact = routes.get(`${method} ${path}`);
+  if (exact !== undefined) return { handler: exact, params: {} };
+  let other = false;
+  for (const [key, handler] of routes) {
+    const space = key.indexOf(' ');
+    const params = matchPath(key.slice(space + 1), path);
+    if (params === undefined) continue;
+    if (key.slice(0, space) === method) return { handler, params };
+    other = true;
+  }
+  return other ? 'method' : undefined;
+}
+
+/** Answers a handler's failure: an `AdminError` as JSON with its code, anything else 500. */
+export function answerError(res: ServerResponse, err: unknown): boolean {
+  if (!(err instanceof AdminError)) return false;
+  refuse(res, { status: err.status, code: err.code, message: err.message });
+  return true;
+}

@@ -4,6 +4,10 @@
  * cached in a WeakMap. A new snapshot brings new sub-cluster objects, so a reload is picked up
  * without any invalidation; an old pool is collected with its snapshot.
  *
+ * An admin weight override (`POST /backends/{id}/weight`) replaces the configured weight of that
+ * backend in every pool; the registry's `weightEpoch()` changes with each override, and a pool
+ * built under another epoch is rebuilt (so are the rings and SWRR states keyed by it).
+ *
  * The records are the backends as the request's cluster sees them (`registry.get(id, cluster)`):
  * connection counts are global per backend, availability and slow start are that cluster's.
  */
@@ -20,7 +24,9 @@ export interface Pool {
   readonly states: readonly BackendState[];
   /** One frozen jack per backend, so a pick allocates nothing. */
   readonly jacks: readonly Jack[];
-  /** Configured weights (never negative). */
+  /** The registry's weight epoch this pool was built under. */
+  readonly epoch: number;
+  /** Configured weights, or the admin override where one is set (never negative). */
   readonly weights: Float64Array;
   /** Sum of the configured weights. */
   readonly totalWeight: number;
@@ -37,7 +43,7 @@ export function poolOf(registry: BackendRegistry, sub: SubCluster, cluster = '')
   }
   let pool = byRegistry.get(sub);
   // A book that shares one sub-cluster object between clusters gets the last cluster's pool.
-  if (pool === undefined || pool.cluster !== cluster) {
+  if (pool === undefined || pool.cluster !== cluster || pool.epoch !== registry.weightEpoch()) {
     pool = buildPool(registry, sub, cluster);
     byRegistry.set(sub, pool);
   }
@@ -46,6 +52,7 @@ export function poolOf(registry: BackendRegistry, sub: SubCluster, cluster = '')
 
 function buildPool(registry: BackendRegistry, sub: SubCluster, cluster: string): Pool {
   const backends = sub.backends;
+  const epoch = registry.weightEpoch();
   const weights = new Float64Array(backends.length);
   let totalWeight = 0;
   const states: BackendState[] = [];
@@ -53,11 +60,12 @@ function buildPool(registry: BackendRegistry, sub: SubCluster, cluster: string):
   for (let i = 0; i < backends.length; i++) {
     const b = backends[i]!;
     jacks.push(Object.freeze({ backend: b, subcluster: sub.name }));
-    weights[i] = Math.max(b.weight, 0);
+    const state = registry.get(b.id, cluster);
+    weights[i] = Math.max(state.weightOverride ?? b.weight, 0);
     totalWeight += weights[i]!;
-    states.push(registry.get(b.id, cluster));
+    states.push(state);
   }
-  return { sub, cluster, backends, states, jacks, weights, totalWeight };
+  return { sub, cluster, epoch, backends, states, jacks, weights, totalWeight };
 }
 
 /** True when backend `i` of `pool` may take traffic: up, positive weight, not excluded. */

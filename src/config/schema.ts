@@ -10,7 +10,16 @@ import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
 
 /** The admin listener's read endpoints, the values `admin.open` may list (never `POST /reload`). */
-export const ADMIN_READ_PATHS = ['/healthz', '/readyz', '/metrics', '/routes', '/backends', '/version'] as const;
+export const ADMIN_READ_PATHS = [
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/routes',
+  '/backends',
+  '/version',
+  '/config',
+  '/',
+] as const;
 
 /** A DNS name as it appears in a `Host` header, without port: labels of letters, digits, `-` and `_`. */
 const hostName = z
@@ -25,7 +34,7 @@ const hostName = z
 export const adminSchema = z.strictObject({
   address: listenAddress.default({ host: '127.0.0.1', port: 9901 }),
   /** Bearer token for every endpoint but the open ones; env SWITCHBOARD_ADMIN_TOKEN when ''. */
-  token: z.string().default(''),
+  token: z.string().meta({ writeOnly: true }).default(''),
   /** Read endpoints served without the token and without the Host check (probes, scrapers). */
   open: z.array(z.enum(ADMIN_READ_PATHS)).default(['/healthz', '/readyz']),
   /** DNS names accepted in `Host` besides IP literals and `localhost` (DNS rebinding guard). */

@@ -78,7 +78,7 @@ export class BackendChecker {
 
   /** Passive trigger: real traffic failed `state.failures` consecutive times in `state.cluster`. */
   onConnectFailed(state: BackendState): void {
-    if (this.#closed || !state.available || state.failures < this.#policy.failNum) return;
+    if (this.#closed || !state.healthy || state.failures < this.#policy.failNum) return;
     this.#markDown([this.#clusters.has(state.cluster) ? state.cluster : '']);
   }
 
@@ -98,7 +98,7 @@ export class BackendChecker {
   }
 
   #up(cluster: string): boolean {
-    return this.#registry.get(this.#backend.id, cluster).available;
+    return this.#registry.get(this.#backend.id, cluster).healthy;
   }
 
   #wantsProbes(): boolean {

@@ -32,6 +32,7 @@ import { httpGet } from '../harness/http.ts';
 import { parsePrometheus, sum } from '../harness/prometheus.ts';
 import { eventually, LISTEN, startTestRouter, type TestRouter } from '../harness/router.ts';
 import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
+import { backendControlScenarios } from './panel-backend-control.ts';
 
 /** A panel under test: its label and its `panel:` config value. */
 export interface PanelUnderTest {
@@ -882,6 +883,8 @@ export const scenarios: readonly Scenario[] = [
       }
     },
   },
+  // Admin runtime control of backends (issue 19): in its own file.
+  ...backendControlScenarios,
 ];
 
 /** Runs the whole table against `p` (one `it` per scenario; refusals asserted at config load). */
