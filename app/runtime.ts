@@ -16,6 +16,7 @@ import { LocalRegistry } from '../src/local-registry.ts';
 import {
   type AccessLog,
   type AccessRecord,
+  configureLogger,
   createAccessLog,
   createLogger,
   type Logger,
@@ -95,7 +96,8 @@ export class Runtime implements PanelRuntime {
   /** Builds the first engine of a runtime. */
   static async create(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
     checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
-    const logger = options.logger ?? createLogger(loaded.config.log.level);
+    const logger =
+      options.logger ?? createLogger(loaded.config.log.level, undefined, { format: loaded.config.log.format });
     const accessLog =
       options.accessLog !== undefined
         ? Object.assign((r: AccessRecord) => options.accessLog?.(r), { reopen() {}, flush() {} })
@@ -244,9 +246,9 @@ export class Runtime implements PanelRuntime {
     return engine;
   }
 
-  /** Log level and access-log target follow the config (an injected access log stays). */
+  /** Log level, format and access-log target follow the config (an injected access log stays). */
   #applyLog(before: LoadedConfig, after: LoadedConfig): void {
-    if (!this.#injectedLogger) this.logger.level = after.config.log.level;
+    if (!this.#injectedLogger) configureLogger(this.logger, after.config.log);
     if (this.#injectedAccessLog || before.config.log.access === after.config.log.access) return;
     const previous = this.#accessLog;
     this.#accessLog = createAccessLog(after.config.log.access);
