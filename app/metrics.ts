@@ -6,13 +6,19 @@
  *    while someone subscribes, so a router without an admin listener pays nothing.
  * 2. State (open connections per listener, backend up/down and active connections, config
  *    version) is read from the panel and the backend registry at scrape time (`collect`).
- * 3. `close()` unsubscribes every channel.
+ * 3. Process metrics (`process_*`, `nodejs_*`: CPU, RSS, heap, open fds, event-loop lag, GC)
+ *    from prom-client's default collectors, into this router's own registry (only the main
+ *    thread has one: the worker panel's threads forward events, they register nothing).
+ * 4. Per backend, where the panel frames requests (per-request routing, the http2 panel): one
+ *    counter increment and one histogram observation per request end, labelled by the cluster
+ *    and backend id from the config and the result code (bounded sets).
+ * 5. `close()` unsubscribes every channel.
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { channels } from '../src/diagnostics.ts';
 import type { AccessRecord } from '../src/log.ts';
 import { countsListeners } from '../src/panel.ts';
@@ -54,6 +60,20 @@ export class Metrics {
       labelNames: ['product', 'cluster', 'status'],
       registers,
     });
+    const backendRequests = new Counter({
+      name: 'switchboard_backend_requests_total',
+      help: 'Requests forwarded to each backend (per-request routing, http2 panel), by cluster, backend and result',
+      labelNames: ['cluster', 'backend', 'result'],
+      registers,
+    });
+    const backendDuration = new Histogram({
+      name: 'switchboard_backend_request_duration_seconds',
+      help: 'Request duration (head received to response end) per backend, by cluster and backend',
+      labelNames: ['cluster', 'backend'],
+      buckets: SECONDS,
+      registers,
+    });
+    collectDefaultMetrics({ register: this.registry });
     const bytes = new Counter({
       name: 'switchboard_bytes_total',
       help: 'Bytes from clients (in) and to clients (out), by listener, counted when connections end',
@@ -153,6 +173,12 @@ export class Metrics {
         cluster: record.cluster ?? '',
         status: String(record.status ?? 0),
       });
+      // Only requests that reached a backend: its id comes from the config (bounded labels).
+      const backend = record.backend;
+      if (backend === undefined) return;
+      const cluster = record.cluster ?? '';
+      backendRequests.inc({ cluster, backend, result: record.result });
+      backendDuration.observe({ cluster, backend }, record.durationMs / 1000);
     });
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };

@@ -29,6 +29,7 @@ import { defaultRandom, type Random } from '../src/random.ts';
 import { type AddressBook, isBackendLister } from '../src/types.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
+import { RouteDebugLog } from './route-debug.ts';
 
 /** The most descriptors one client connection may hold on the loaded config's panel. */
 export function perConnection(loaded: LoadedConfig): number {
@@ -73,6 +74,8 @@ export class Runtime implements PanelRuntime {
   readonly #holds = new Map<Engine, number>();
   readonly #retired = new Set<Engine>();
   readonly #exhausted: ExhaustionLog;
+  /** Routing decisions at debug level (subscribed only while the level asks for them). */
+  readonly #routeDebug: RouteDebugLog;
 
   private constructor(
     engine: Engine,
@@ -88,6 +91,7 @@ export class Runtime implements PanelRuntime {
     this.health = health;
     this.logger = logger;
     this.#exhausted = new ExhaustionLog(logger);
+    this.#routeDebug = new RouteDebugLog(logger);
     this.#accessLog = accessLog;
     this.#injectedAccessLog = injected;
     this.random = random;
@@ -256,6 +260,7 @@ export class Runtime implements PanelRuntime {
   }
 
   async close(): Promise<void> {
+    this.#routeDebug.close();
     this.health.close();
     const retired = [...this.#retired];
     this.#retired.clear();

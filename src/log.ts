@@ -97,6 +97,8 @@ export interface AccessRecord {
   durationMs: number;
   result: string;
   status?: number;
+  /** gRPC requests the router answered itself: the `grpc-status` sent (the wire `:status` is 200). */
+  grpcStatus?: number;
   reason?: string;
   /** 'request' on per-request lines (log.accessMode: per-request); absent on connection lines. */
   line?: 'request';

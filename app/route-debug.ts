@@ -1,0 +1,110 @@
+/**
+ * The routing decisions in the process log, at `debug` (and the matched candidates at `trace`),
+ * from the diagnostics channels every panel already publishes on (src/diagnostics.ts):
+ *
+ *   switchboard:route:decided     ─► trace "route decided"  listener host path product rule cluster
+ *                                   debug "route" result=no_route when nothing matched
+ *   switchboard:upstream:attempt  ─► debug "route"  listener host path product rule cluster
+ *                                   subcluster backend attempt result (ok, connect_failed, …) error
+ *
+ * Subscribed only while the logger's level is `debug` or more verbose (followed through pino's
+ * `level-change`, so a reload or `configureLogger` switches it): at `info` the publishers see no
+ * subscriber and the hot path pays one property read per decision and per try.
+ *
+ * Channels are per thread: a worker thread's runtime logs its own decisions (with `thread`).
+ * Two routers in one process (tests) would log each other's decisions too.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { channels } from '../src/diagnostics.ts';
+import type { Logger } from '../src/log.ts';
+import type { Backend, Candidates, Request } from '../src/types.ts';
+
+interface Decided {
+  readonly request: Request;
+  readonly candidates: Candidates | undefined;
+  readonly listener?: string;
+}
+
+interface Tried {
+  readonly request: Request;
+  readonly candidates: Candidates;
+  readonly attempt: number;
+  readonly result: string;
+  readonly backend?: Backend;
+  readonly subcluster?: string;
+  readonly error?: string;
+}
+
+/** Logs routing decisions while the logger's level asks for them. */
+export class RouteDebugLog {
+  readonly #logger: Logger;
+  /** The listener each routed request arrived on (the attempt message does not carry it). */
+  readonly #listeners = new WeakMap<Request, string>();
+  #on = false;
+  readonly #onLevel = () => this.refresh();
+
+  readonly #decided = (m: unknown): void => {
+    try {
+      const { request, candidates, listener } = m as Decided;
+      if (listener !== undefined) this.#listeners.set(request, listener);
+      const where = { listener, host: request.host, path: request.path };
+      if (candidates === undefined) this.#logger.debug({ ...where, result: 'no_route' }, 'route');
+      else if (this.#logger.isLevelEnabled('trace')) {
+        const { product, rule, cluster } = candidates;
+        this.#logger.trace({ ...where, product, rule, cluster }, 'route decided');
+      }
+    } catch {
+      // A log line must never break the request (a throwing subscriber would be rethrown).
+    }
+  };
+
+  readonly #tried = (m: unknown): void => {
+    try {
+      const t = m as Tried;
+      const { product, rule, cluster } = t.candidates;
+      this.#logger.debug(
+        {
+          listener: this.#listeners.get(t.request),
+          host: t.request.host,
+          path: t.request.path,
+          product,
+          rule,
+          cluster,
+          subcluster: t.subcluster,
+          backend: t.backend?.id,
+          attempt: t.attempt,
+          result: t.result,
+          error: t.error,
+        },
+        'route',
+      );
+    } catch {
+      // As above.
+    }
+  };
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+    logger.on('level-change', this.#onLevel);
+    this.refresh();
+  }
+
+  /** Subscribes or unsubscribes to match the logger's level now. */
+  refresh(): void {
+    const want = this.#logger.isLevelEnabled('debug');
+    if (want === this.#on) return;
+    this.#on = want;
+    const f = want ? subscribe : unsubscribe;
+    f(channels.routeDecided.name, this.#decided);
+    f(channels.upstreamAttempt.name, this.#tried);
+  }
+
+  close(): void {
+    this.#logger.off('level-change', this.#onLevel);
+    if (this.#on) {
+      this.#on = false;
+      unsubscribe(channels.routeDecided.name, this.#decided);
+      unsubscribe(channels.upstreamAttempt.name, this.#tried);
+    }
+  }
+}
