@@ -10,8 +10,8 @@
  *    from prom-client's default collectors, into this router's own registry (only the main
  *    thread has one: the worker panel's threads forward events, they register nothing).
  * 4. Per backend, where the panel frames requests (per-request routing, the http2 panel): one
- *    counter increment and one histogram observation per request end, labelled by the cluster
- *    and backend id from the config and the result code (bounded sets).
+ *    cheap count per request end (backend-metrics.ts), labelled by the cluster and backend id
+ *    from the config and the result code (bounded sets).
  * 5. `close()` unsubscribes every channel.
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
@@ -23,6 +23,7 @@ import { channels } from '../src/diagnostics.ts';
 import type { AccessRecord } from '../src/log.ts';
 import { countsListeners } from '../src/panel.ts';
 import type { Panel, Request } from '../src/types.ts';
+import { BackendRequestMetrics } from './backend-metrics.ts';
 import type { Runtime } from './runtime.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -60,19 +61,7 @@ export class Metrics {
       labelNames: ['product', 'cluster', 'status'],
       registers,
     });
-    const backendRequests = new Counter({
-      name: 'switchboard_backend_requests_total',
-      help: 'Requests forwarded to each backend (per-request routing, http2 panel), by cluster, backend and result',
-      labelNames: ['cluster', 'backend', 'result'],
-      registers,
-    });
-    const backendDuration = new Histogram({
-      name: 'switchboard_backend_request_duration_seconds',
-      help: 'Request duration (head received to response end) per backend, by cluster and backend',
-      labelNames: ['cluster', 'backend'],
-      buckets: SECONDS,
-      registers,
-    });
+    const backends = new BackendRequestMetrics(this.registry, SECONDS, (id) => runtime.registry.has(id));
     collectDefaultMetrics({ register: this.registry });
     const bytes = new Counter({
       name: 'switchboard_bytes_total',
@@ -177,8 +166,7 @@ export class Metrics {
       const backend = record.backend;
       if (backend === undefined) return;
       const cluster = record.cluster ?? '';
-      backendRequests.inc({ cluster, backend, result: record.result });
-      backendDuration.observe({ cluster, backend }, record.durationMs / 1000);
+      backends.record(cluster, backend, record.result, record.durationMs / 1000);
     });
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
