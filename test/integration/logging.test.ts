@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { closedPort, startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CliRouter, type LogLine, spawnCli } from '../harness/cli.ts';
 import { rawRequest } from '../harness/client.ts';
-import { eventually, tempDir } from '../harness/router.ts';
+import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const get = (host: string, path = '/') => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
@@ -217,5 +217,30 @@ describe('switchboard start --log-format pretty (worker panel, info level)', () 
     expect(threads).toEqual(['0', '1']);
     // Info level: no routing-decision lines.
     expect(lines.some((t) => /DEBUG/.test(t))).toBe(false);
+  });
+});
+
+describe("the router's own answers count their bytes on every panel and routing mode", () => {
+  // The http2 panel counts body bytes, as for the responses it forwards (README "Access log").
+  it.each([
+    ['net, per-connection routing', { panel: 'net', routing: 'per-connection' }, false],
+    ['http2 panel, HTTP/1.1 client', { panel: 'http2' }, true],
+  ])('%s: a 404 line has bytesOut of what the client received', async (_what, extra, bodyOnly) => {
+    const router = await startTestRouter({
+      ...extra,
+      addressBook: { name: 'bfe', products: {}, clusters: {} },
+    });
+    try {
+      const answer = await rawRequest(router.port(), get('nowhere.test', '/404'));
+      expect(answer.toString('latin1')).toMatch(/^HTTP\/1\.1 404/);
+      await eventually(() => router.access.some((r) => r.result === 'no_route'));
+      const line = router.access.find((r) => r.result === 'no_route');
+      expect(line?.status).toBe(404);
+      const body = answer.subarray(answer.indexOf('\r\n\r\n') + 4);
+      expect(line?.bytesOut).toBe(bodyOnly ? body.length : answer.length);
+      expect(line?.bytesOut).toBeGreaterThan(0);
+    } finally {
+      await router.close();
+    }
   });
 });
