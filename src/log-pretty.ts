@@ -62,10 +62,10 @@ export function prettyFormatter(colorize: boolean): (line: string) => string {
     messageFormat: (log, key) => {
       // After "LEVEL:": pads to the widest label so every message starts in one column.
       const pad = ' '.repeat(Math.max(0, LABEL_WIDTH - String(log.level ?? '').length));
-      const msg = `${pad}${String(log[key] ?? '')}`;
+      const msg = String(log[key] ?? '');
       const { inline, stack } = errorPart(log);
       const fields = [formatFields(log), inline].filter((s) => s !== '').join(' ');
-      return `${fields === '' ? msg : `${msg.padEnd(MSG_WIDTH)} ${fields}`}${stack}`;
+      return `${pad}${fields === '' ? msg : `${msg.padEnd(MSG_WIDTH)} ${fields}`}${stack}`;
     },
   });
   return (line) => `${format(line)}\n`;
