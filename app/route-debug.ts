@@ -1,11 +1,15 @@
 /**
- * The routing decisions in the process log, at `debug` (and the matched candidates at `trace`),
- * from the diagnostics channels every panel already publishes on (src/diagnostics.ts):
+ * The routing decisions in the process log at `debug`, from the diagnostics channels every
+ * panel already publishes on (src/diagnostics.ts):
  *
- *   switchboard:route:decided     ─► trace "route decided"  listener host path product rule cluster
- *                                   debug "route" result=no_route when nothing matched
- *   switchboard:upstream:attempt  ─► debug "route"  listener host path product rule cluster
- *                                   subcluster backend attempt result (ok, connect_failed, …) error
+ *   switchboard:route:decided     ─► debug "route"          listener host path product rule cluster
+ *                                                            (result=no_route when nothing matched;
+ *                                                            at trace also the sub-clusters)
+ *   switchboard:upstream:attempt  ─► debug "route attempt"  the same, plus subcluster backend
+ *                                                            attempt result (ok, connect_failed, …) error
+ *
+ * A request that reuses an idle upstream connection (per-request routing) has its "route" line
+ * and no attempt line: nothing was dialled; its access line names the backend.
  *
  * Subscribed only while the logger's level is `debug` or more verbose (followed through pino's
  * `level-change`, so a reload or `configureLogger` switches it): at `info` the publishers see no
@@ -48,11 +52,21 @@ export class RouteDebugLog {
       const { request, candidates, listener } = m as Decided;
       if (listener !== undefined) this.#listeners.set(request, listener);
       const where = { listener, host: request.host, path: request.path };
-      if (candidates === undefined) this.#logger.debug({ ...where, result: 'no_route' }, 'route');
-      else if (this.#logger.isLevelEnabled('trace')) {
-        const { product, rule, cluster } = candidates;
-        this.#logger.trace({ ...where, product, rule, cluster }, 'route decided');
+      if (candidates === undefined) {
+        this.#logger.debug({ ...where, result: 'no_route' }, 'route');
+        return;
       }
+      const { product, rule, cluster } = candidates;
+      if (!this.#logger.isLevelEnabled('trace')) {
+        this.#logger.debug({ ...where, product, rule, cluster }, 'route');
+        return;
+      }
+      const subclusters = candidates.subclusters.map((s) => ({
+        name: s.name,
+        weight: s.weight,
+        backends: s.backends.map((b) => b.id),
+      }));
+      this.#logger.trace({ ...where, product, rule, cluster, subclusters }, 'route');
     } catch {
       // A log line must never break the request (a throwing subscriber would be rethrown).
     }
@@ -76,7 +90,7 @@ export class RouteDebugLog {
           result: t.result,
           error: t.error,
         },
-        'route',
+        'route attempt',
       );
     } catch {
       // As above.

@@ -110,7 +110,9 @@ describe('switchboard start --log-format json --log-level debug (net panel)', ()
   it('logs each routing decision at debug: listener, host, path, product, rule, cluster, backend, attempt, result', async () => {
     const ok = await rawRequest(port, get('live.test', '/a'));
     expect(ok.toString('latin1')).toMatch(/^HTTP\/1\.1 200/);
-    const line = await cli.waitForLog((l) => l.msg === 'route' && l.host === 'live.test' && l.result === 'ok');
+    const decided = await cli.waitForLog((l) => l.msg === 'route' && l.host === 'live.test');
+    expect(decided).toMatchObject({ level: 'debug', listener: 'web', path: '/a', product: 'web', cluster: 'live' });
+    const line = await cli.waitForLog((l) => l.msg === 'route attempt' && l.host === 'live.test' && l.result === 'ok');
     expect(line).toMatchObject({
       level: 'debug',
       listener: 'web',
@@ -124,8 +126,8 @@ describe('switchboard start --log-format json --log-level debug (net panel)', ()
     expect(line.rule).toBe('products.web.rules[1]');
 
     await rawRequest(port, get('dead.test'));
-    await cli.waitForLog((l) => l.msg === 'route' && l.host === 'dead.test' && l.attempt === 2);
-    const tries = cli.logs.filter((l) => l.msg === 'route' && l.host === 'dead.test');
+    await cli.waitForLog((l) => l.msg === 'route attempt' && l.host === 'dead.test' && l.attempt === 2);
+    const tries = cli.logs.filter((l) => l.msg === 'route attempt' && l.host === 'dead.test');
     expect(tries.map((l) => [l.attempt, l.result, l.backend])).toEqual([
       [1, 'connect_failed', deadAddress],
       [2, 'connect_failed', deadAddress],
