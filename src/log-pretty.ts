@@ -29,8 +29,10 @@ function fieldValue(v: unknown): string {
 /** `key=value …` of a record's own fields (everything but time, level, msg, pid, err). */
 export function formatFields(log: Record<string, unknown>): string {
   let out = '';
+  // `logger.error(err)`: pino-pretty prints the stack of an error logged as the record itself.
+  const own = log.type === 'Error' && typeof log.stack === 'string';
   for (const key of Object.keys(log)) {
-    if (SKIP.has(key) || log[key] === undefined) continue;
+    if (SKIP.has(key) || log[key] === undefined || (own && key === 'stack')) continue;
     out += `${out === '' ? '' : ' '}${key}=${fieldValue(log[key])}`;
   }
   return out;
@@ -43,9 +45,8 @@ function errorPart(log: Record<string, unknown>): { inline: string; stack: strin
   const e = err as { message?: unknown; stack?: unknown };
   const inline = `err=${fieldValue(String(e.message ?? ''))}`;
   const severe = log.level === 'error' || log.level === 'fatal';
-  const stack =
-    severe && typeof e.stack === 'string' ? `\n    ${e.stack.split('\n').slice(1).join('\n    ').trim()}` : '';
-  return { inline, stack: stack === '\n    ' ? '' : stack };
+  const frames = severe && typeof e.stack === 'string' ? e.stack.split('\n').slice(1) : [];
+  return { inline, stack: frames.map((f) => `\n    ${f.trim()}`).join('') };
 }
 
 /** A synchronous formatter from one JSON log line (string levels, ISO time) to one readable line. */
