@@ -220,6 +220,20 @@ describe('switchboard start --log-format pretty (worker panel, info level)', () 
     // Info level: no routing-decision lines.
     expect(lines.some((t) => /DEBUG/.test(t))).toBe(false);
   });
+
+  it('serves process metrics once and per-backend series counted in the worker threads', async () => {
+    const started = cli.logs.map((l) => String(l.msg)).find((t) => /switchboard started/.test(t));
+    const admin = Number(/admin=127\.0\.0\.1:(\d+)/.exec(String(started))?.[1]);
+    const listening = cli.logs.map((l) => String(l.msg)).find((t) => /listening/.test(t));
+    await rawRequest(Number(/address=127\.0\.0\.1:(\d+)/.exec(String(listening))?.[1]), get('live.test'));
+    const text = await scrape(admin);
+    expect(text.match(/^# TYPE process_resident_memory_bytes /gm)).toHaveLength(1);
+    await eventually(async () =>
+      (await scrape(admin)).includes(
+        `switchboard_backend_requests_total{cluster="live",backend="${live.address}",result="ok"}`,
+      ),
+    );
+  });
 });
 
 describe("the router's own answers count their bytes on every panel and routing mode", () => {
