@@ -20,6 +20,9 @@ export interface ConfigOverrides {
   readonly panel?: string;
   readonly workers?: number;
   readonly listen?: readonly string[];
+  /** `--log-level` / `--log-format`: replace `log.level` / `log.format`. */
+  readonly logLevel?: string;
+  readonly logFormat?: string;
 }
 
 export type { LoadedConfig } from '../src/config/loaded.ts';
@@ -91,6 +94,14 @@ function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
   }
   if (o.listen !== undefined && o.listen.length > 0) {
     out.listeners = o.listen.map((address, i) => ({ name: i === 0 ? 'cli' : `cli${i}`, address }));
+  }
+  if (o.logLevel !== undefined || o.logFormat !== undefined) {
+    const log = typeof out.log === 'object' && out.log !== null ? { ...(out.log as object) } : {};
+    out.log = {
+      ...log,
+      ...(o.logLevel !== undefined ? { level: o.logLevel } : {}),
+      ...(o.logFormat !== undefined ? { format: o.logFormat } : {}),
+    };
   }
   return out;
 }

@@ -6,19 +6,26 @@
  *    while someone subscribes, so a router without an admin listener pays nothing.
  * 2. State (open connections per listener, backend up/down and active connections, config
  *    version) is read from the panel and the backend registry at scrape time (`collect`).
- * 3. `close()` unsubscribes every channel.
+ * 3. Process metrics (`process_*`, `nodejs_*`: CPU, RSS, heap, open fds, event-loop lag, GC)
+ *    from prom-client's default collectors, into this router's own registry (only the main
+ *    thread has one: the worker panel's threads forward events, they register nothing).
+ * 4. Per backend, where the panel frames requests (per-request routing, the http2 panel): one
+ *    cheap count per request end (backend-metrics.ts), labelled by the cluster and backend id
+ *    from the config and the result code (bounded sets).
+ * 5. `close()` unsubscribes every channel.
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
  */
 
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { channels } from '../src/diagnostics.ts';
 import type { AccessRecord } from '../src/log.ts';
 import { countsListeners } from '../src/panel.ts';
 import type { Panel, Request } from '../src/types.ts';
 import { backendStateGauges } from './admin/backend-metrics.ts';
+import { BackendRequestMetrics } from './backend-metrics.ts';
 import type { Runtime } from './runtime.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -56,6 +63,8 @@ export class Metrics {
       labelNames: ['product', 'cluster', 'status'],
       registers,
     });
+    const backends = new BackendRequestMetrics(this.registry, SECONDS, (id) => runtime.registry.has(id));
+    collectDefaultMetrics({ register: this.registry });
     const bytes = new Counter({
       name: 'switchboard_bytes_total',
       help: 'Bytes from clients (in) and to clients (out), by listener, counted when connections end',
@@ -156,6 +165,11 @@ export class Metrics {
         cluster: record.cluster ?? '',
         status: String(record.status ?? 0),
       });
+      // Only requests that reached a backend: its id comes from the config (bounded labels).
+      const backend = record.backend;
+      if (backend === undefined) return;
+      const cluster = record.cluster ?? '';
+      backends.record(cluster, backend, record.result, record.durationMs / 1000);
     });
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };

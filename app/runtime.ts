@@ -16,6 +16,7 @@ import { LocalRegistry } from '../src/local-registry.ts';
 import {
   type AccessLog,
   type AccessRecord,
+  configureLogger,
   createAccessLog,
   createLogger,
   type Logger,
@@ -28,6 +29,7 @@ import { defaultRandom, type Random } from '../src/random.ts';
 import { type AddressBook, isBackendLister } from '../src/types.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
+import { RouteDebugLog } from './route-debug.ts';
 
 /** The most descriptors one client connection may hold on the loaded config's panel. */
 export function perConnection(loaded: LoadedConfig): number {
@@ -72,6 +74,8 @@ export class Runtime implements PanelRuntime {
   readonly #holds = new Map<Engine, number>();
   readonly #retired = new Set<Engine>();
   readonly #exhausted: ExhaustionLog;
+  /** Routing decisions at debug level (subscribed only while the level asks for them). */
+  readonly #routeDebug: RouteDebugLog;
 
   private constructor(
     engine: Engine,
@@ -87,6 +91,7 @@ export class Runtime implements PanelRuntime {
     this.health = health;
     this.logger = logger;
     this.#exhausted = new ExhaustionLog(logger);
+    this.#routeDebug = new RouteDebugLog(logger);
     this.#accessLog = accessLog;
     this.#injectedAccessLog = injected;
     this.random = random;
@@ -95,7 +100,8 @@ export class Runtime implements PanelRuntime {
   /** Builds the first engine of a runtime. */
   static async create(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
     checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
-    const logger = options.logger ?? createLogger(loaded.config.log.level);
+    const logger =
+      options.logger ?? createLogger(loaded.config.log.level, undefined, { format: loaded.config.log.format });
     const accessLog =
       options.accessLog !== undefined
         ? Object.assign((r: AccessRecord) => options.accessLog?.(r), { reopen() {}, flush() {} })
@@ -244,9 +250,9 @@ export class Runtime implements PanelRuntime {
     return engine;
   }
 
-  /** Log level and access-log target follow the config (an injected access log stays). */
+  /** Log level, format and access-log target follow the config (an injected access log stays). */
   #applyLog(before: LoadedConfig, after: LoadedConfig): void {
-    if (!this.#injectedLogger) this.logger.level = after.config.log.level;
+    if (!this.#injectedLogger) configureLogger(this.logger, after.config.log);
     if (this.#injectedAccessLog || before.config.log.access === after.config.log.access) return;
     const previous = this.#accessLog;
     this.#accessLog = createAccessLog(after.config.log.access);
@@ -254,6 +260,7 @@ export class Runtime implements PanelRuntime {
   }
 
   async close(): Promise<void> {
+    this.#routeDebug.close();
     this.health.close();
     const retired = [...this.#retired];
     this.#retired.clear();

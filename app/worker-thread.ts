@@ -10,7 +10,7 @@ import { Forwarder } from '../panels/worker/forward.ts';
 import { engineOf } from '../panels/worker/options.ts';
 import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../panels/worker/protocol.ts';
 import { SharedAdmission } from '../src/listener/shared-admission.ts';
-import { createLogger } from '../src/log.ts';
+import { configureLogger, createLogger } from '../src/log.ts';
 import { type BoundPanel, countsListeners, isReconfigurable } from '../src/panel.ts';
 import type { AddressBookFactory } from '../src/plugin.ts';
 import { SharedRegistry } from '../src/shared-registry.ts';
@@ -61,7 +61,11 @@ class WorkerLoop {
     const runtime = await Runtime.create(await this.#loaded(spec), {
       registry: this.#registry,
       accessLog: this.#forwarder.accessLog,
-      logger: createLogger(this.#init.logLevel),
+      // The thread formats its own lines (log.format; `auto` checks fd 2) and tags them `thread`.
+      logger: createLogger(this.#init.logLevel, undefined, {
+        format: spec.config.log.format,
+        thread: this.#init.index,
+      }),
       // Caps counted once for the process; every thread binds the same addresses (SO_REUSEPORT).
       admission: SharedAdmission.view(this.#init.admission, this.#init.index),
       reusePort: true,
@@ -144,6 +148,7 @@ class WorkerLoop {
         if (!(await decided)) throw new Error('reload aborted by the main thread');
         return () => {
           listeners?.();
+          configureLogger(runtime.logger, spec.config.log);
           this.#version = spec.version;
           for (const v of [...this.#books.keys()]) if (v !== spec.version) this.#books.delete(v);
           for (const v of [...this.#latest.keys()]) if (v !== spec.version) this.#latest.delete(v);

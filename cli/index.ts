@@ -2,8 +2,9 @@
  * The `switchboard` command line (commander). Each command lives in its own file.
  */
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { runStart } from '../app/start.ts';
+import { LOG_LEVELS } from '../src/config/schema.ts';
 import { isSwitchboardError } from '../src/errors.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
@@ -24,6 +25,15 @@ function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
+interface StartFlags {
+  config: string;
+  panel?: string;
+  workers?: number;
+  listen: string[];
+  logLevel?: string;
+  logFormat?: string;
+}
+
 /** Builds the program; `main` runs it. */
 export function program(): Command {
   const p = new Command('switchboard').description('A TCP-level, L7-aware router').version(pkg.version);
@@ -33,11 +43,21 @@ export function program(): Command {
     .option('--panel <name>', 'panel: net | http2 | worker')
     .option('--workers <n>', 'worker threads (worker panel)', positiveInt)
     .option('--listen <addr>', 'replace all listeners with one plaintext listener (repeatable)', collect, [])
-    .action(async (o: { config: string; panel?: string; workers?: number; listen: string[] }) => {
+    .addOption(new Option('--log-level <level>', 'replace log.level').choices(LOG_LEVELS))
+    .addOption(
+      new Option('--log-format <format>', 'replace log.format (default auto: pretty on a terminal)').choices([
+        'auto',
+        'pretty',
+        'json',
+      ]),
+    )
+    .action(async (o: StartFlags) => {
       await runStart(o.config, {
         ...(o.panel !== undefined ? { panel: o.panel } : {}),
         ...(o.workers !== undefined ? { workers: o.workers } : {}),
         ...(o.listen.length > 0 ? { listen: o.listen } : {}),
+        ...(o.logLevel !== undefined ? { logLevel: o.logLevel } : {}),
+        ...(o.logFormat !== undefined ? { logFormat: o.logFormat } : {}),
       });
     });
   p.command('check')

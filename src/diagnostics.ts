@@ -19,6 +19,7 @@ import { channel } from 'node:diagnostics_channel';
 export const channels = {
   accept: channel('switchboard:connection:accept'),
   routeDecided: channel('switchboard:route:decided'),
+  upstreamAttempt: channel('switchboard:upstream:attempt'),
   upstreamConnect: channel('switchboard:upstream:connect'),
   requestEnd: channel('switchboard:request:end'),
   connectionEnd: channel('switchboard:connection:end'),

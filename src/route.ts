@@ -49,7 +49,12 @@ export function decideRoute(
   }
   const candidates = engine.book.findAddresses(request);
   if (channels.routeDecided.hasSubscribers) {
-    channels.routeDecided.publish(socket === undefined ? { request, candidates } : { request, candidates, socket });
+    const listenerName = listener.name;
+    channels.routeDecided.publish(
+      socket === undefined
+        ? { request, candidates, listener: listenerName }
+        : { request, candidates, listener: listenerName, socket },
+    );
   }
   if (candidates === undefined) return NO_ROUTE;
   record.product = candidates.product;

@@ -68,6 +68,31 @@ export function statusFor(code: AnswerCode, grpc: boolean): number {
   return grpc ? 200 : httpStatusOf(code) || 502;
 }
 
+/** The body of the router's answer to a non-gRPC request (gRPC answers have none). */
+export function errorBody(code: AnswerCode): string {
+  return `${code}\n`;
+}
+
+/**
+ * The access record of a router answer: `status` is the result's HTTP status even where a gRPC
+ * client got `:status 200` (`grpcStatus` says what it got), and `bytesOut` counts the body sent.
+ * `sent` is what `respondError` returned (0: the response had started; nothing is changed).
+ */
+export function recordAnswer(
+  record: { bytesOut: number; grpcStatus?: number },
+  code: AnswerCode,
+  grpc: boolean,
+  sent: number,
+): number {
+  if (sent === 0) return 0;
+  if (!grpc) {
+    record.bytesOut += Buffer.byteLength(errorBody(code));
+    return sent;
+  }
+  record.grpcStatus = grpcStatusOf(code);
+  return httpStatusOf(code) || 502;
+}
+
 /**
  * Answers the router error `code` on `res` and ends it. Returns the HTTP status sent, or 0
  * when the response had already started (then the stream is reset instead: see `abortResponse`).
@@ -84,7 +109,7 @@ export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean)
     res.end();
     return status;
   }
-  const body = `${code}\n`;
+  const body = errorBody(code);
   writeHead(res, status, {
     'content-type': 'text/plain',
     'content-length': String(Buffer.byteLength(body)),

@@ -32,6 +32,7 @@ import {
   endUpstreamLost,
   H2_INTERNAL_ERROR,
   isGrpc,
+  recordAnswer,
   respondError,
   writeHead,
 } from './errors.ts';
@@ -85,7 +86,7 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
   const grpc = isGrpc(req.headers['content-type']);
   const refuse = (code: ResultCode, reason?: string) => {
     req.resume(); // discard what the client still sends on this stream
-    log(code, respondError(res, code, grpc), reason);
+    log(code, recordAnswer(record, code, grpc, respondError(res, code, grpc)), reason);
   };
 
   // A throw on this stream's path is a broken invariant (bad input is refused above with a typed
@@ -275,7 +276,8 @@ function forward(
         return;
       }
       // The upstream connection was lost: answer while nothing went out, never leave it hanging.
-      log('upstream_reset', endUpstreamLost(res, grpc) || status || undefined, reason);
+      const answered = recordAnswer(record, 'upstream_reset', grpc, endUpstreamLost(res, grpc));
+      log('upstream_reset', answered || status || undefined, reason);
     },
   });
   req.resume();

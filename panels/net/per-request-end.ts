@@ -33,6 +33,8 @@ export function drain(d: PerRequestDriver): void {
 export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): void {
   const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, d.s.requestLog);
   d.exchange = undefined;
+  // The access line counts the answer the client gets (nothing of a response went out before it).
+  if (!d.client.destroyed) ex.record.bytesOut += errorResponse(code)?.length ?? 0;
   ex.finish(code, statusOf(code), reason);
   answer(d, code);
 }

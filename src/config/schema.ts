@@ -132,6 +132,9 @@ const pluginRef = (defaultName: string) =>
  */
 export const panelSchema = pluginRef('net');
 
+/** The `log.level` values (and `--log-level`), most verbose first. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
 export const configSchema = z
   .strictObject({
     panel: panelSchema,
@@ -143,12 +146,14 @@ export const configSchema = z
     admin: adminSchema.optional(),
     log: z
       .strictObject({
-        level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+        level: z.enum(LOG_LEVELS).default('info'),
+        /** The process log: readable lines (pretty), JSON lines (json), or pretty on a terminal (auto). */
+        format: z.enum(['auto', 'pretty', 'json']).default('auto'),
         access: z.string().default('stdout'),
         /** per-connection: one line per connection; per-request: also one line per HTTP/1 request. */
         accessMode: z.enum(['auto', 'per-connection', 'per-request']).default('auto'),
       })
-      .default({ level: 'info', access: 'stdout', accessMode: 'auto' }),
+      .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto' }),
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();

@@ -18,8 +18,11 @@ import type { BackendRegistry, BackendState } from '../backend-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../types.ts';
 import { probe } from './probe.ts';
 
-/** Called when the checker moves a backend down or back up for `cluster` ('' = every cluster). */
-export type HealthListener = (backend: Backend, available: boolean, cluster: string) => void;
+/**
+ * Called when the checker moves a backend down or back up for `cluster` ('' = every cluster);
+ * `reason` says why in words, for the log line.
+ */
+export type HealthListener = (backend: Backend, available: boolean, cluster: string, reason: string) => void;
 
 /** Probes one backend and moves it down and up in the registry, per cluster. */
 export class BackendChecker {
@@ -79,7 +82,8 @@ export class BackendChecker {
   /** Passive trigger: real traffic failed `state.failures` consecutive times in `state.cluster`. */
   onConnectFailed(state: BackendState): void {
     if (this.#closed || !state.healthy || state.failures < this.#policy.failNum) return;
-    this.#markDown([this.#clusters.has(state.cluster) ? state.cluster : '']);
+    const reason = `${state.failures} consecutive failures of real traffic (failNum ${this.#policy.failNum})`;
+    this.#markDown([this.#clusters.has(state.cluster) ? state.cluster : ''], reason);
   }
 
   /** Stops the timer and aborts the probe in flight. */
@@ -108,11 +112,11 @@ export class BackendChecker {
     return false;
   }
 
-  #markDown(clusters: readonly string[]): void {
+  #markDown(clusters: readonly string[], reason: string): void {
     for (const c of clusters) {
       this.#registry.setAvailable(this.#backend.id, false, c);
       this.#clusters.set(c, 0);
-      this.#listener(this.#backend, false, c);
+      this.#listener(this.#backend, false, c, reason);
     }
     this.#probeFailures = 0;
     this.#schedule();
@@ -150,13 +154,18 @@ export class BackendChecker {
       if (n >= this.#policy.succNum) {
         this.#clusters.set(c, 0);
         this.#registry.setAvailable(id, true, c);
-        this.#listener(this.#backend, true, c);
+        this.#listener(this.#backend, true, c, `${n} consecutive successful ${this.#policy.type} probes (succNum)`);
       }
     }
     // A passive checker probes only for the clusters holding the backend down: its probes never
     // take it down elsewhere (that is what `active` is for).
     if (up.length === 0 || !this.#policy.active) return;
     this.#probeFailures = ok ? 0 : this.#probeFailures + 1;
-    if (this.#probeFailures >= this.#policy.failNum) this.#markDown(up);
+    if (this.#probeFailures >= this.#policy.failNum) {
+      this.#markDown(
+        up,
+        `${this.#probeFailures} consecutive failed ${this.#policy.type} probes (failNum ${this.#policy.failNum})`,
+      );
+    }
   }
 }

@@ -169,8 +169,8 @@ export class HealthManager {
     }
   }
 
-  readonly #log = (backend: Backend, available: boolean, cluster: string): void => {
-    const fields = cluster === '' ? { backend: backend.id } : { backend: backend.id, cluster };
+  readonly #log = (backend: Backend, available: boolean, cluster: string, reason: string): void => {
+    const fields = cluster === '' ? { backend: backend.id, reason } : { backend: backend.id, cluster, reason };
     if (available) this.#logger?.info(fields, 'backend up');
     else this.#logger?.warn(fields, 'backend down');
   };

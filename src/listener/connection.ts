@@ -97,6 +97,11 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   }
 
   handshakeFailed(reason: string): void {
+    // A code (client_certificate_required…) stands alone; OpenSSL's words get the prefix.
+    if (/^[a-z_]+$/.test(reason)) {
+      this.#steps?.refused(this, 'bad_request', reason, 'tls');
+      return;
+    }
     const text = reason.length > 0 ? reason[0]!.toLowerCase() + reason.slice(1) : reason;
     this.#steps?.refused(this, 'bad_request', `tls handshake: ${text}`, 'tls');
   }

@@ -31,6 +31,8 @@ interface Pending {
 }
 
 const pending = new WeakMap<Socket, Pending>();
+/** Handshakes whose raw socket closed, settled on the next turn (`onRawClose`). */
+const closing = new WeakMap<Socket, Pending>();
 
 const parentOf = (s: TLSSocket): Socket | undefined => (s as TLSSocket & { _parent?: Socket })._parent;
 
@@ -39,7 +41,10 @@ function onRawClose(this: Socket): void {
   const p = pending.get(this);
   if (p === undefined) return;
   pending.delete(this);
-  p.waiter.handshakeFailed(p.reason ?? 'client closed during the handshake');
+  closing.set(this, p);
+  // The TLS socket's own close handler (after this one) reports why, e.g. a client certificate
+  // that failed verification (Node destroys that socket without an error of its own).
+  setImmediate(() => p.waiter.handshakeFailed(p.reason ?? 'client closed during the handshake'));
 }
 
 function onSecure(socket: TLSSocket): void {
@@ -53,11 +58,24 @@ function onSecure(socket: TLSSocket): void {
   p.waiter.secured(socket);
 }
 
+/**
+ * The access-log reason for a failed handshake: `client_certificate_required` (mutual TLS, none
+ * sent), `client_certificate_invalid` (one the listener's CA does not verify; Node destroys the
+ * socket and records `authorizationError`), else OpenSSL's own words without its source path.
+ */
+export function handshakeReason(err: Error & { code?: string }, socket: TLSSocket): string {
+  if (err.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE') return 'client_certificate_required';
+  const verify = (socket as TLSSocket & { authorizationError?: unknown }).authorizationError;
+  if (typeof verify === 'string' && verify !== '') return 'client_certificate_invalid';
+  const openssl = /SSL routines:[^:]*:([^:]+)/.exec(err.message);
+  return openssl?.[1] ?? err.message;
+}
+
 function onClientError(err: Error, socket: TLSSocket): void {
   // Only remember why: the raw socket's 'close' settles the handshake as failed.
   const raw = parentOf(socket);
-  const p = raw === undefined ? undefined : pending.get(raw);
-  if (p !== undefined) p.reason ??= err.message;
+  const p = raw === undefined ? undefined : (pending.get(raw) ?? closing.get(raw));
+  if (p !== undefined) p.reason ??= handshakeReason(err, socket);
   socket.destroy();
 }
 

@@ -11,8 +11,11 @@
  * only decides what to try next. Retries reuse the same candidates: one request sees one
  * snapshot of the address book. A ConnectError that says the router itself is out of file
  * descriptors ends the attempts with `overloaded`: every retry would fail the same way.
+ * Each try (and an operator refusal) is published on `switchboard:upstream:attempt` while
+ * someone subscribes (the debug log, app/route-debug.ts): one property read otherwise.
  */
 import { ConnectError } from '../connect.ts';
+import { channels } from '../diagnostics.ts';
 import type { ResultCode } from '../errors.ts';
 import { type Attempt, type Candidates, isRefusal, type Jack, type Operator, type Request } from '../types.ts';
 
@@ -54,14 +57,23 @@ export async function tryJacks<T>(
     const attempt: Attempt = { number, failed, subclusters };
     const pick = operator.findJack(request, candidates, attempt);
     if (isRefusal(pick)) {
+      if (channels.upstreamAttempt.hasSubscribers) {
+        channels.upstreamAttempt.publish({ request, candidates, attempt: number, result: pick.refused });
+      }
       if (number === 1) return { result: pick.refused, attempts: 0, reason: `operator refused: ${pick.refused}` };
       break;
     }
     tried = number;
     try {
-      return { value: await open(pick, number), jack: pick, attempts: number };
+      const value = await open(pick, number);
+      if (channels.upstreamAttempt.hasSubscribers) publishTry(request, candidates, pick, number, 'ok');
+      return { value, jack: pick, attempts: number };
     } catch (e) {
       if (!(e instanceof ConnectError)) throw e;
+      if (channels.upstreamAttempt.hasSubscribers) {
+        const result = e.exhausted ? 'overloaded' : e.timeout ? 'connect_timeout' : 'connect_failed';
+        publishTry(request, candidates, pick, number, result, e.message);
+      }
       // Our own descriptor shortage: not the backend's fault (dial.ts left its health alone).
       if (e.exhausted) return { result: 'overloaded', attempts: number, reason: e.message };
       failed.add(pick.backend.id);
@@ -71,4 +83,20 @@ export async function tryJacks<T>(
     }
   }
   return { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason };
+}
+
+function publishTry(
+  request: Request,
+  candidates: Candidates,
+  jack: Jack,
+  attempt: number,
+  result: string,
+  error?: string,
+): void {
+  const { backend, subcluster } = jack;
+  channels.upstreamAttempt.publish(
+    error === undefined
+      ? { request, candidates, attempt, result, backend, subcluster }
+      : { request, candidates, attempt, result, backend, subcluster, error },
+  );
 }

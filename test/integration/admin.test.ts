@@ -283,7 +283,7 @@ describe('admin listener off loopback without a token', () => {
           .map((l) => JSON.parse(l) as { level: number; msg: string; admin: string; open: string[] })
           .filter((w) => w.msg.includes('admin listener is not on loopback and has no token'));
         expect(warnings).toEqual([
-          expect.objectContaining({ level: 40, admin: `0.0.0.0:${port}`, open: ['/healthz', '/readyz'] }),
+          expect.objectContaining({ level: 'warn', admin: `0.0.0.0:${port}`, open: ['/healthz', '/readyz'] }),
         ]);
 
         expect((await admin(port, '/healthz')).status).toBe(200);

@@ -104,5 +104,19 @@ describe('http2 panel: gRPC (grpc-js client and server)', () => {
     const none = await say(lost, 'x');
     lost.close();
     expect(none.err?.code).toBe(grpc.status.UNIMPLEMENTED);
+    // The access log agrees with the result (issue 19): `status` is the result's HTTP status
+    // (the wire :status of a gRPC answer is 200), `grpcStatus` the code the client got.
+    await eventually(() => router.access.some((r) => r.host === 'nowhere.test'));
+    await eventually(() => router.access.some((r) => r.host === 'down.test'));
+    expect(router.access.find((r) => r.host === 'nowhere.test')).toMatchObject({
+      result: 'no_route',
+      status: 404,
+      grpcStatus: grpc.status.UNIMPLEMENTED,
+    });
+    expect(router.access.find((r) => r.host === 'down.test')).toMatchObject({
+      result: 'connect_failed',
+      status: 502,
+      grpcStatus: grpc.status.UNAVAILABLE,
+    });
   });
 });

@@ -163,7 +163,7 @@ describe.each(PANELS)('listener pipeline on the %s panel', (panel) => {
     const reply = await exchange(router.port('mtls'), get('/'), { tls: { ca: pki.ca.certPem } });
     expect(reply).toBe('');
     await eventually(() =>
-      router.access.slice(seen).some((r) => r.listener === 'mtls' && /tls handshake/.test(r.reason ?? '')),
+      router.access.slice(seen).some((r) => r.listener === 'mtls' && r.reason === 'client_certificate_required'),
     );
     expect(hits()).toBe(before);
   });

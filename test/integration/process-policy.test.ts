@@ -42,13 +42,13 @@ describe('switchboard start: errors no connection caught', () => {
 
       cli.kill('SIGUSR2');
       const rejected = await cli.waitForLog((l) => /unhandled promise rejection/.test(l.msg ?? ''));
-      expect(rejected.level).toBe(50);
+      expect(rejected.level).toBe('error');
       expect(JSON.stringify(rejected.err)).toMatch(/injected rejection.*at /);
       expect((await httpGet(port)).status).toBe(200);
 
       cli.kill('SIGWINCH');
       const fatal = await cli.waitForLog((l) => /uncaught exception/.test(l.msg ?? ''));
-      expect(fatal.level).toBe(60);
+      expect(fatal.level).toBe('fatal');
       expect(JSON.stringify(fatal.err)).toMatch(/injected throw.*at /);
       await cli.waitForLog((l) => l.msg === 'shut down');
       expect(await cli.exited).toBe(1);

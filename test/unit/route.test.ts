@@ -71,8 +71,8 @@ describe('decideRoute', () => {
     decideRoute(book(web), listener, r, record(), socket);
     decideRoute(book(undefined), listener, r, record());
     expect(seen).toEqual([
-      { request: r, candidates: web, socket },
-      { request: r, candidates: undefined },
+      { request: r, candidates: web, listener: listener.name, socket },
+      { request: r, candidates: undefined, listener: listener.name },
     ]);
     expect(Object.hasOwn(seen[1] as object, 'socket')).toBe(false);
     socket.destroy();
