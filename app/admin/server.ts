@@ -11,13 +11,17 @@
  * 4. A non-loopback address without a token starts (probes must keep answering) but serves
  *    only the open paths, and says so in a warning.
  * 5. `close()` stops accepting and closes idle keep-alive sockets.
+ * 6. The dashboard's state (dashboard.ts: the traffic history sampled each second, the reloads)
+ *    lives as long as the listener.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../src/config/address.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
+import { Dashboard } from './dashboard.ts';
 import { type AdminDeps, answerError, findRoute, refuse } from './routes.ts';
+import { SHELL_PATHS } from './ui-routes.ts';
 
 export type { AdminDeps } from './routes.ts';
 
@@ -29,7 +33,9 @@ export interface AdminServer {
 }
 
 /** Binds the admin listener described by `config`. */
-export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<AdminServer> {
+export async function startAdmin(config: AdminConfig, base: AdminDeps): Promise<AdminServer> {
+  const dashboard = new Dashboard(base);
+  const deps: AdminDeps = { ...base, dashboard };
   const loopback = isLoopback(config.address.host);
   let bound = formatHostPort(config.address.host, config.address.port);
   const policy = (): AdminPolicy => {
@@ -40,6 +46,7 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
       address: bound,
       open: current.open,
       allowedHosts: current.allowedHosts,
+      shell: SHELL_PATHS,
     };
   };
   const server: Server = createServer((req, res) => {
@@ -72,6 +79,9 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
       reject(new Error(`admin.address: cannot listen on ${config.address.host}:${config.address.port}: ${e.message}`)),
     );
     server.listen(config.address.port, config.address.host, () => resolve());
+  }).catch((e: unknown) => {
+    dashboard.close();
+    throw e;
   });
   server.on('error', (err) => deps.runtime.logger.error({ err: err.message }, 'admin listener error'));
   const a = server.address() as AddressInfo;
@@ -88,6 +98,7 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
       return { host: a.address, port: a.port };
     },
     close() {
+      dashboard.close();
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
