@@ -4,7 +4,7 @@
  *
  * 1. Once a second (an unref'd timer) `sample()` reads the cumulative counters the Prometheus
  *    registry already keeps (app/metrics.ts: connections ended by listener and result, HTTP/1
- *    requests by product and cluster, bytes by listener, open connections by listener) and the
+ *    requests by product and cluster (`product/cluster`; `(no route)` for the router's own 404s), bytes by listener, open connections by listener) and the
  *    backend registry's per-backend connection totals, and stores the difference to the previous
  *    reading as one `Sample` of rates. Nothing is added to the hot path: the counters exist
  *    whether or not anyone watches, and the sample is the only work when nobody does.
@@ -117,7 +117,9 @@ export class TrafficHistory {
     return {
       t: Date.now(),
       conns: sum(conns, (l) => `${l.listener}\u0000${l.result}`),
-      requests: sum(requests, (l) => `${l.product || '-'}/${l.cluster || '-'}`),
+      requests: sum(requests, (l) =>
+        l.product || l.cluster ? `${l.product || '-'}/${l.cluster || '-'}` : '(no route)',
+      ),
       bytes: sum(bytes, (l) => `${l.listener}\u0000${l.direction}`),
       open: sum(open, (l) => String(l.listener)),
       backends,

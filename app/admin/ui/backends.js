@@ -45,7 +45,8 @@ function healthText(b, c, policy) {
   const kind = check ? `${check.type}${check.active ? ` every ${check.interval} ms` : ' on failure'}` : 'check';
   if (!b.healthChecked) return 'not checked';
   const verdict = c.healthy === false || (c.healthy === undefined && c.available === false) ? 'failing' : 'passing';
-  return `${kind}: ${verdict}${c.probing ? ' · probing' : ''}`;
+  // Active checks always have a probe scheduled; passive ones probe only to bring a backend back.
+  return `${kind}: ${verdict}${c.probing && !check?.active ? ' · probing' : ''}`;
 }
 
 function update(row, b, c, policy) {

@@ -8,6 +8,10 @@ let message = '';
 /** Renders the reloads view into `el`; `onDone` refreshes after a reload. */
 export function renderReloads(el, data, onDone) {
   const { counts, recent } = data.reloads;
+  // Rebuilt only when something shown changed (a click on the button is never lost to a redraw).
+  const shape = JSON.stringify([data.version, counts, recent[0]?.at, message]);
+  if (el.dataset.shape === shape) return;
+  el.dataset.shape = shape;
   const reload = async () => {
     try {
       const r = await call('../reload', { method: 'POST' });

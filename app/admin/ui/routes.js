@@ -5,6 +5,8 @@
 import { fill, h, table } from './dom.js';
 
 let query = '';
+/** What the view shows now: the table (a new object per config version) and the query. */
+let shown = { routes: undefined, query: undefined };
 
 /** Wires the search box; `rerender` is called on input. */
 export function setupRoutes(input, rerender) {
@@ -66,6 +68,8 @@ function clusterRows(name, c) {
 
 /** Renders the routing table into `el`. */
 export function renderRoutes(el, routes) {
+  if (shown.routes === routes && shown.query === query && el.childElementCount > 0) return;
+  shown = { routes, query };
   if (routes === undefined || routes === null) {
     fill(el, h('p', { class: 'muted' }, 'The address book does not publish a routing table.'));
     return;
