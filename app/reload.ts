@@ -4,7 +4,11 @@
  *
  * 1. Read the config file. Text identical to the running config → no-op (`changed: false`).
  * 2. Load and validate it whole (src/config/load.ts, with the CLI overrides of the first start).
- *    A change of panel (or of its options) needs a restart and fails the reload.
+ *    A change of panel (or of its options) needs a restart and fails the reload, and so does
+ *    adding or removing the `admin` section.
+ * 2b. Stages registered by the parts that outlive an engine (`addStage`: the admin listener
+ *    rebinding a changed `admin.address`) prepare the new config; if one fails, or the engine
+ *    swap below fails, every prepared stage is aborted, else committed after the swap.
  * 3. `runtime.reload`: check the descriptor budget, build and start the new engine (address
  *    book, operator), let the panel bind new or moved listeners, swap one reference, and retire
  *    the old engine once its connections end. Backend state lives in the shared registry, so
@@ -44,6 +48,15 @@ function errorLines(e: unknown): string[] {
   return [(e as Error).message ?? String(e)];
 }
 
+/** A prepared change of something outside the engine: applied after the swap, or undone. */
+export interface StagedChange {
+  commit(): void;
+  abort(): Promise<void> | void;
+}
+
+/** Prepares the change `next` brings against `current` (throws, with a config path, to refuse it). */
+export type ReloadStage = (next: LoadedConfig, current: LoadedConfig) => Promise<StagedChange | undefined>;
+
 /** Reloads one router's config file on demand, on change (watch) and on SIGHUP. */
 export class Reloader {
   readonly #runtime: Runtime;
@@ -52,6 +65,7 @@ export class Reloader {
   #queue: Promise<unknown> = Promise.resolve();
   #watcher: FileWatcher | undefined;
   #onSighup: (() => void) | undefined;
+  readonly #stages: ReloadStage[] = [];
 
   constructor(runtime: Runtime, panel: Panel, overrides: ConfigOverrides = {}) {
     this.#runtime = runtime;
@@ -75,6 +89,11 @@ export class Reloader {
   watch(intervalMs = 250): void {
     this.#watcher?.close();
     this.#watcher = watchFiles([this.file], () => void this.reload('watch'), intervalMs);
+  }
+
+  /** Runs `stage` on every reload that changes the config (see the file header, step 2b). */
+  addStage(stage: ReloadStage): void {
+    this.#stages.push(stage);
   }
 
   /** Reloads on SIGHUP. */
@@ -109,14 +128,30 @@ export class Reloader {
       if (JSON.stringify(loaded.config.panel) !== JSON.stringify(current.loaded.config.panel)) {
         throw new Error(`panel: changing the panel's options needs a restart`);
       }
+      const hadAdmin = current.loaded.config.admin !== undefined;
+      if (hadAdmin !== (loaded.config.admin !== undefined)) {
+        throw new Error(`admin: ${hadAdmin ? 'removing' : 'adding'} the admin section needs a restart`);
+      }
+      const staged: StagedChange[] = [];
       const panel = this.#panel;
-      const engine = await runtime.reload(loaded, async (next) => {
-        // New or moved listeners are bound first; engines running elsewhere (worker threads)
-        // then build and bind theirs. Either failing aborts the reload before the swap.
-        const commit = isReconfigurable(panel) ? await panel.reconfigure(loaded.config.listeners) : noop;
-        if (followsEngine(panel)) await panel.prepareEngine(next);
-        return commit;
-      });
+      let engine: Awaited<ReturnType<Runtime['reload']>>;
+      try {
+        for (const stage of this.#stages) {
+          const change = await stage(loaded, current.loaded);
+          if (change !== undefined) staged.push(change);
+        }
+        engine = await runtime.reload(loaded, async (next) => {
+          // New or moved listeners are bound first; engines running elsewhere (worker threads)
+          // then build and bind theirs. Either failing aborts the reload before the swap.
+          const commit = isReconfigurable(panel) ? await panel.reconfigure(loaded.config.listeners) : noop;
+          if (followsEngine(panel)) await panel.prepareEngine(next);
+          return commit;
+        });
+      } catch (e) {
+        for (const change of staged) await change.abort();
+        throw e;
+      }
+      for (const change of staged) change.commit();
       return this.#report({ ok: true, changed: true, version: engine.version, errors: [], trigger });
     } catch (e) {
       return this.#report({ ok: false, changed: false, version: current.version, errors: errorLines(e), trigger });

@@ -86,6 +86,20 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       throw e;
     }
   }
+  if (admin !== undefined) {
+    const moving = admin;
+    // token, open and allowedHosts are read per request; a new address rebinds (app/admin/server.ts).
+    reloader.addStage(async (next, current) => {
+      const to = next.config.admin?.address;
+      const from = current.config.admin?.address;
+      if (to === undefined || next.config.admin === undefined) return undefined;
+      // Unchanged: the same as configured, or as bound (port 0 written back as the port it got).
+      const bound = moving.address();
+      const sameHost = to.host === from?.host || to.host === bound.host;
+      if (sameHost && (to.port === from?.port || to.port === bound.port)) return undefined;
+      return moving.rebind(next.config.admin);
+    });
+  }
   if (options.watch === true) reloader.watch();
   const nofile = nofileLimit();
   runtime.logger.info(

@@ -8,7 +8,8 @@
  *    by what it is called.
  * 2. **Values.** Anywhere, whatever the key: the password of a URL (`postgres://u:pw@h/db`,
  *    `http://root:pw@etcd:2379`) and credential parameters of its query string
- *    (`?password=`, `sslpassword`, `token`, …) are replaced, and a string holding PEM material
+ *    (`?password=`, `sslpassword`, `token`, …) or of a libpq keyword/value string
+ *    (`host=db password=pw`) are replaced, and a string holding PEM material
  *    (`-----BEGIN … PRIVATE KEY-----`) is replaced whole. Hosts, ports and file paths stay.
  * 3. **Names**, only where no schema says what a field is (a loose plugin object, a custom
  *    plugin without options schema): keys like `password`, `passphrase`, `secret`, `token`,
@@ -96,6 +97,10 @@ export function redactString(value: string): string {
     })
     .replace(/([?&])([^=&#\s]+)=([^&#\s]*)/g, (m, sep: string, key: string) =>
       SECRET_PARAM.test(key) ? `${sep}${key}=${REDACTED}` : m,
+    )
+    .replace(
+      /(^|\s)([A-Za-z_][\w-]*)(\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']*)/g,
+      (m, lead: string, key: string, eq: string) => (SECRET_PARAM.test(key) ? `${lead}${key}${eq}${REDACTED}` : m),
     );
 }
 
