@@ -19,6 +19,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { benchHelp } from './help.ts';
 import { renderChart } from './lib/chart.ts';
 import { GROUPS } from './lib/groups.ts';
 import { defaultLoadgen } from './lib/loadgen.ts';
@@ -270,8 +271,13 @@ async function main(): Promise<void> {
       backend: { type: 'string' },
       out: { type: 'string', default: join(ROOT, 'bench', 'results') },
       profile: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    process.stdout.write(benchHelp(Object.keys(SUITES)));
+    return;
+  }
   const loadgen = values.loadgen;
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'autocannon')
     throw new Error('bench: --loadgen wrk|autocannon');

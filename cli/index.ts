@@ -8,6 +8,7 @@ import { isSwitchboardError } from '../src/errors.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
+import { addHelp } from './help.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { addRouteCommand } from './route.ts';
 
@@ -55,6 +56,7 @@ export function program(): Command {
     });
   addDbCommands(p);
   addEtcdCommands(p);
+  addHelp(p);
   return p;
 }
 
