@@ -4,6 +4,7 @@
  *
  * | method | path                        | effect                                                   |
  * |--------|-----------------------------|----------------------------------------------------------|
+ * | GET    | /backends/{id}              | { version, backend }: one backend as `/backends` shows it |
  * | POST   | /backends/{id}/drain        | mode `draining`: no new connection or request; open ones finish |
  * | POST   | /backends/{id}/disable      | mode `disabled`: the same for routing, reported as out of service |
  * | POST   | /backends/{id}/enable       | mode `up` again; the slow-start ramp restarts            |
@@ -75,6 +76,8 @@ function view(deps: AdminDeps, s: BackendState, entries: readonly BackendEntry[]
     id: s.id,
     state: stateOf(s),
     mode: s.mode,
+    // Out of service and no connection left: safe to stop the server.
+    drained: s.mode !== 'up' && s.active === 0,
     available: s.available,
     healthy: s.healthy,
     weight: override ?? configured ?? null,
@@ -147,6 +150,14 @@ function one(deps: AdminDeps, id: string) {
   const s = deps.runtime.registry.get(id);
   const entries = entriesById(deps).get(id) ?? [];
   return view(deps, s, entries, new Set(deps.runtime.health.ids()));
+}
+
+/** The handler of `GET /backends/{id}`: one backend as `/backends` shows it. */
+export function oneHandler(json: Answer) {
+  return (_req: IncomingMessage, res: ServerResponse, deps: AdminDeps, params: Params): void => {
+    const id = backendId(deps, params.id ?? '');
+    json(res, 200, { version: deps.runtime.engine.version, backend: one(deps, id) });
+  };
 }
 
 /** Reads a small JSON body; 400 when it is too large or not JSON. */

@@ -17,6 +17,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'GET /version': 'the running config version and file',
   'GET /config': 'the effective config (defaults applied), secrets redacted',
   'POST /reload': 'reload the config file now',
+  'GET /backends/{id}': 'one backend as /backends shows it (drained: out of service with no connection left)',
   'POST /backends/{id}/drain': 'no new connections or requests to the backend; open ones finish',
   'POST /backends/{id}/disable': 'take the backend out of service (open connections are kept)',
   'POST /backends/{id}/enable': 'put the backend back in service (slow start ramps again)',

@@ -13,7 +13,7 @@
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
  * | GET    | /         | the index of these endpoints (index.ts)                        |
  * | GET    | /config   | the effective config, secrets redacted (config-view.ts)        |
- * | POST   | /backends/{id}/drain, /disable, /enable, /weight: backend-control.ts |
+ * | GET    | /backends/{id} | one backend; POST …/drain, /disable, /enable, /weight: backend-control.ts |
  * | GET    | /ui, /ui/{file}, /ui/data; POST /explain: the dashboard (ui-routes.ts)     |
  *
  * A `{name}` segment of a key matches one path segment (URL-decoded by its handler) and reaches
@@ -28,7 +28,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Refusal } from './auth.ts';
-import { AdminError, backendsView, modeHandler, weightHandler } from './backend-control.ts';
+import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from './backend-control.ts';
 import { configView } from './config-view.ts';
 import type { Dashboard } from './dashboard.ts';
 import { indexOf } from './endpoints.ts';
@@ -109,6 +109,7 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ['POST /reload', reload],
   ['GET /', (req, res) => indexOf(req, res, [...routes.keys()])],
   ['GET /config', (_q, res, deps) => json(res, 200, configView(deps.runtime.engine.loaded))],
+  ['GET /backends/{id}', oneHandler(json)],
   ['POST /backends/{id}/drain', modeHandler('draining', json)],
   ['POST /backends/{id}/disable', modeHandler('disabled', json)],
   ['POST /backends/{id}/enable', modeHandler('up', json)],

@@ -100,6 +100,12 @@ describe('admin: runtime control of one backend', () => {
       available: false,
       healthy: true,
     });
+    // Its connections close as their clients go: then it is drained.
+    const single = async () =>
+      JSON.parse((await call(port, 'GET', `/backends/${encodeURIComponent(b.address)}`)).body).backend;
+    await waitFor(async () => (await single()).drained === true);
+    expect(await single()).toMatchObject({ id: b.address, state: 'draining', drained: true, active: 0 });
+    expect((await call(port, 'GET', '/backends/127.0.0.1:1')).status).toBe(404);
     const enabled = await call(port, 'POST', `/backends/${encodeURIComponent(b.address)}/enable`);
     expect(JSON.parse(enabled.body)).toMatchObject({ ok: true, backend: { state: 'up', available: true } });
     expect((await spread(4)).b).toBeGreaterThan(0);
