@@ -57,7 +57,9 @@ function update(row, b, c, policy) {
     if (el.textContent !== text) el.textContent = text;
   };
   const ramp = c.rampPercent !== undefined && c.rampPercent < 100 && state === 'up';
-  set('state', ramp ? `up · slow start ${Math.round(c.rampPercent)}%` : state);
+  // `drained`: out of service with no connection left (safe to stop the backend).
+  const drained = state === 'draining' && b.drained === true ? ' · drained' : '';
+  set('state', ramp ? `up · slow start ${Math.round(c.rampPercent)}%` : `${state}${drained}`);
   row.querySelector('[data-field="state"]').className = `badge ${state}`;
   const w = c.weight ?? b.weight;
   set(
