@@ -10,7 +10,8 @@
  * - shows traffic, the routing table (searchable) and a failed reload with its error;
  *
  * and writes a screenshot of each view under test/output/ (ignored by git). UI state is always
- * awaited with DOM waits (the page polls once a second); no sleep decides anything.
+ * awaited with DOM waits (the page polls once a second); no sleep decides anything. (Waits are
+ * selectors and locators, not `waitForFunction`: the page's CSP forbids the eval it polls with.)
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -88,6 +89,8 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
           },
           api: {
             healthCheck: health,
+            // A backend that comes back ramps up over ten minutes: the page shows the ramp.
+            slowStart: '10m',
             subclusters: {
               s1: { weight: 1, backends: [{ address: b1.address }] },
               s2: { weight: 1, backends: [{ address: b2.address }] },
@@ -144,13 +147,20 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.waitForSelector(`${row(a1.address)}[data-state="up"]`, WAIT);
   }, 90_000);
 
-  it('shows a killed backend down and the restarted one up again', async () => {
+  it('shows a killed backend down and the restarted one up again (slow start where configured)', async () => {
     const port = a1.port;
     await a1.close();
     await page.waitForSelector(`${row(a1.address)}[data-state="down"]`, WAIT);
     await shot('backend-down');
     a1 = await startHttpBackend('a1', undefined, port);
     await page.waitForSelector(`${row(a1.address)}[data-state="up"]`, WAIT);
+    // In cluster api (slowStart 10m) the restarted backend is up and ramping.
+    const bPort = b1.port;
+    await b1.close();
+    await page.waitForSelector(`${row(b1.address)}[data-state="down"]`, WAIT);
+    b1 = await startHttpBackend('b1', undefined, bPort);
+    await page.locator(`${row(b1.address)} [data-field="state"]`, { hasText: /^up · slow start \d+%$/ }).waitFor(WAIT);
+    await shot('backend-slow-start');
   }, 90_000);
 
   it('drains a backend with its control: no new request reaches it; enable brings it back', async () => {
@@ -170,12 +180,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
 
     await page.fill(`${row(b2.address)} input.weight`, '3');
     await page.click(`${row(b2.address)} button[data-action="weight"]`);
-    // Page functions are strings: the test compiles without the DOM library.
-    await page.waitForFunction(
-      `document.querySelector('${row(b2.address)} [data-field="weight"]')?.textContent === '3 (set)'`,
-      undefined,
-      WAIT,
-    );
+    await page.locator(`${row(b2.address)} [data-field="weight"]`, { hasText: /^3 \(set\)$/ }).waitFor(WAIT);
 
     await page.click(`${row(a2.address)} button[data-action="enable"]`);
     await page.waitForSelector(`${row(a2.address)}[data-state="up"]`, WAIT);
@@ -199,7 +204,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.waitForSelector('[data-product="web"]', WAIT);
     expect(await page.textContent('[data-product="web"]')).toContain('products.web.rules[0]');
     await page.fill('#routes-search', 'api');
-    await page.waitForFunction(`document.querySelector('[data-route-cluster="web"]') === null`, undefined, WAIT);
+    await page.locator('[data-route-cluster="web"]').waitFor({ state: 'detached', ...WAIT });
     expect(await page.locator('[data-route-cluster="api"]').count()).toBe(1);
     await shot('routes');
     await page.fill('#routes-search', '');
