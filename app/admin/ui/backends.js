@@ -3,7 +3,7 @@
 // (POST /backends/{id}/drain|disable|enable|weight). Rows are updated in place each second so a
 // weight being typed keeps its focus; the tables are rebuilt only when the set of rows changes.
 import { ApiError, call, Unauthorized } from './api.js';
-import { fill, h, num, table } from './dom.js';
+import { dur, fill, h, num, table } from './dom.js';
 
 const HEADERS = ['backend', 'state', 'weight', 'active', 'conn/s', 'total', 'failures', 'latency EWMA', 'health', ''];
 
@@ -42,7 +42,7 @@ function stateText(b, c) {
 
 function healthText(b, c, policy) {
   const check = policy?.healthCheck;
-  const kind = check ? `${check.type}${check.active ? ` every ${check.interval} ms` : ' on failure'}` : 'check';
+  const kind = check ? `${check.type}${check.active ? ` every ${dur(check.interval)}` : ' on failure'}` : 'check';
   if (!b.healthChecked) return 'not checked';
   const verdict = c.healthy === false || (c.healthy === undefined && c.available === false) ? 'failing' : 'passing';
   // Active checks always have a probe scheduled; passive ones probe only to bring a backend back.
@@ -134,7 +134,7 @@ export function renderBackends(el, data, routes, onDone) {
     for (const [cluster, subs] of grouped) {
       const policy = routes?.clusters?.[cluster];
       const title = policy
-        ? ` · ${policy.balance}${policy.slowStart ? ` · slow start ${policy.slowStart} ms` : ''}`
+        ? ` · ${policy.balance}${policy.slowStart ? ` · slow start ${dur(policy.slowStart)}` : ''}`
         : '';
       const tables = [...subs].map(([sub, list]) =>
         h(

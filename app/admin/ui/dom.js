@@ -69,3 +69,11 @@ export function clock(iso) {
   if (!iso) return '–';
   return new Date(iso).toLocaleTimeString([], { hour12: false });
 }
+
+/** Milliseconds as the config writes durations: `600000` → `10m`, `1500` → `1.5s`, `100` → `100ms`. */
+export function dur(ms) {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms >= 1000) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}

@@ -2,7 +2,7 @@
 // family, each product's hosts, basic rules and advanced rules with the config path the route
 // explainer prints for them, then every cluster with its policy, sub-clusters and backends.
 // Other books' tables are shown as JSON. The search box filters rows by their text.
-import { fill, h, table } from './dom.js';
+import { dur, fill, h, table } from './dom.js';
 
 let query = '';
 /** What the view shows now: the table (a new object per config version) and the query. */
@@ -55,9 +55,9 @@ function clusterRows(name, c) {
     c.balance,
     `retries ${c.retries ?? 0}`,
     `crossRetries ${c.crossRetries ?? 0}`,
-    c.slowStart ? `slow start ${c.slowStart} ms` : '',
+    c.slowStart ? `slow start ${dur(c.slowStart)}` : '',
     c.healthCheck
-      ? `health ${c.healthCheck.type}${c.healthCheck.active ? ` every ${c.healthCheck.interval} ms` : ''}`
+      ? `health ${c.healthCheck.type}${c.healthCheck.active ? ` every ${dur(c.healthCheck.interval)}` : ''}`
       : '',
   ]
     .filter(Boolean)
