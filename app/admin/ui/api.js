@@ -34,6 +34,7 @@ export async function call(path, { method = 'GET', body } = {}) {
     body: method === 'GET' ? undefined : JSON.stringify(body ?? {}),
     cache: 'no-store',
     credentials: 'omit',
+    signal: AbortSignal.timeout(10_000),
   });
   const type = res.headers.get('content-type') ?? '';
   const data = type.includes('json') ? await res.json() : await res.text();

@@ -69,6 +69,8 @@ async function refresh() {
 async function poll() {
   clearTimeout(timer);
   if (locked) return;
+  // A hidden tab does not poll (visibilitychange resumes it): nobody watching costs nothing.
+  if (document.hidden) return;
   try {
     await refresh();
     status(`live · ${new Date(state.data.now).toLocaleTimeString([], { hour12: false })}`, 'ok');
@@ -98,6 +100,10 @@ for (const a of document.querySelectorAll('#tabs a')) {
     showView(a.dataset.view);
   });
 }
+
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) poll();
+});
 
 setupRoutes($('routes-search'), () => render());
 setupExplain($('explain-form'), $('explain-output'), $('explain-command'));
