@@ -40,8 +40,27 @@ function command(body, firstListener) {
   return args.join(' ');
 }
 
-/** Wires the explain form. */
-export function setupExplain(form, output, commandEl) {
+/**
+ * The live state of the explanation's backends that are not `up` (the explanation, like the CLI,
+ * assumes every backend healthy; the data plane would skip these).
+ */
+function liveNotes(explanation, data) {
+  const byId = new Map((data?.backends ?? []).map((b) => [b.id, b]));
+  const notes = [];
+  for (const s of explanation?.cluster?.subclusters ?? []) {
+    for (const b of s.backends) {
+      const live = byId.get(b.id);
+      const view = live?.clusters?.find((c) => c.cluster === explanation.cluster.name);
+      const state =
+        live === undefined ? undefined : live.state !== 'up' ? live.state : view?.healthy === false ? 'down' : 'up';
+      if (state !== undefined && state !== 'up') notes.push(`${b.id} (subcluster ${s.name}) is ${state} now`);
+    }
+  }
+  return notes;
+}
+
+/** Wires the explain form; `liveEl` shows the live state the explanation does not (from `getData()`). */
+export function setupExplain(form, output, commandEl, liveEl, getData) {
   listenerSelect = form.elements.listener;
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -53,9 +72,13 @@ export function setupExplain(form, output, commandEl) {
       output.textContent = answer.text;
       output.className = `card ${answer.routed ? 'routed' : 'no-route'}`;
       output.dataset.exitCode = String(answer.exitCode);
+      const notes = liveNotes(answer.explanation, getData());
+      liveEl.textContent =
+        notes.length === 0 ? '' : `Live (not in the explanation, which assumes every backend up): ${notes.join('; ')}.`;
     } catch (e) {
       output.textContent = e instanceof ApiError || e instanceof Unauthorized ? e.message : String(e);
       output.className = 'card error';
+      liveEl.textContent = '';
       output.dataset.exitCode = e instanceof ApiError && e.status === 400 ? '2' : '';
     }
     output.dataset.state = 'done';

@@ -106,6 +106,6 @@ document.addEventListener('visibilitychange', () => {
 });
 
 setupRoutes($('routes-search'), () => render());
-setupExplain($('explain-form'), $('explain-output'), $('explain-command'));
+setupExplain($('explain-form'), $('explain-output'), $('explain-command'), $('explain-live'), () => state.data);
 showView(location.hash.slice(1));
 poll();
