@@ -1,7 +1,9 @@
 /**
  * The plugin registry: resolves a role by built-in name or by module path (`./my-book.ts`,
  * relative to the config file). A module exports its factory as `default`; unknown names are
- * rejected with the list of known ones.
+ * rejected with the list of known ones. A module path is imported natively first (Node strips
+ * erasable TypeScript); a module that needs more than stripping (enums, parameter properties,
+ * namespaces: ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX) is loaded through tsx's `tsImport` instead.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,15 +40,41 @@ async function resolveRole<F extends Factory<unknown>>(
   const file = resolve(dir, name);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    mod = await importModule(file);
   } catch (e) {
-    throw new Error(`cannot load ${role} module ${file}: ${(e as Error).message}`);
+    throw new Error(`cannot load ${role} module ${file}: ${firstLine(e)}`);
   }
-  const f = mod.default as F | undefined;
+  const f = defaultExport(mod) as F | undefined;
   if (f === undefined || typeof f !== 'object' || typeof f.create !== 'function') {
     throw new Error(`${role} module ${file} must export default { name, create(options, context), options? }`);
   }
   return f;
+}
+
+function firstLine(e: unknown): string {
+  return String((e as Error).message ?? e).split('\n')[0] ?? '';
+}
+
+/** Errors of Node's type stripping that a full TypeScript transform (tsx) can get past. */
+const NEEDS_TRANSFORM = new Set(['ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX', 'ERR_INVALID_TYPESCRIPT_SYNTAX']);
+
+/** Imports `file` natively, or through tsx when Node's type stripping cannot run it. */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (e) {
+    if (!NEEDS_TRANSFORM.has((e as { code?: string }).code ?? '')) throw e;
+    const { tsImport } = await import('tsx/esm/api');
+    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+  }
+}
+
+/** The default export; tsx loads a file outside a `"type": "module"` package as CommonJS. */
+function defaultExport(mod: Record<string, unknown>): unknown {
+  const d = mod.default as { create?: unknown; default?: unknown } | undefined;
+  if (d !== undefined && d !== null && typeof d.create !== 'function' && d.default !== undefined) return d.default;
+  return d;
 }
 
 /** The operator factory for a built-in name or module path. */

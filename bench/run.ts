@@ -20,6 +20,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { benchHelp } from './help.ts';
 import { renderChart } from './lib/chart.ts';
 import { check, failed, formatVerdicts, loadTargets, type Targets, targetsFile } from './lib/check.ts';
 import { GROUPS } from './lib/groups.ts';
@@ -296,8 +297,13 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
       margin: { type: 'string' },
       'targets-file': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    process.stdout.write(benchHelp(Object.keys(SUITES)));
+    return;
+  }
   const loadgen = values.loadgen;
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'autocannon')
     throw new Error('bench: --loadgen wrk|autocannon');

@@ -9,8 +9,9 @@ import { isSwitchboardError } from '../src/errors.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
+import { addHelp } from './help.ts';
 import { runImportBfe } from './import-bfe.ts';
-import { runRoute } from './route.ts';
+import { addRouteCommand } from './route.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const DEFAULT_CONFIG = 'conf/switchboard.yaml';
@@ -66,22 +67,7 @@ export function program(): Command {
     .action(async (o: { config: string }) => {
       process.exitCode = await runCheck(o.config);
     });
-  p.command('route')
-    .description('explain the routing decision for a request, without sending traffic')
-    .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
-    .requiredOption('--host <host>', 'Host header (or SNI)')
-    .option('--path <path>', 'request path', '/')
-    .option('--method <method>', 'request method', 'GET')
-    .option('--header <k:v>', 'a request header (repeatable)', collect, [])
-    .option('--client <ip>', 'client IP', '127.0.0.1')
-    .option('--vip <ip>', 'VIP (PROXY destination)')
-    .option('--sni <name>', 'TLS SNI (TLS passthrough: no path)')
-    .option('--alpn <list>', 'comma-separated ALPN protocols offered')
-    .option('--listener <name>', 'the listener whose pathNormalization applies (default: the first)')
-    .option('--json', 'print JSON')
-    .action(async (o: Parameters<typeof runRoute>[0]) => {
-      process.exitCode = await runRoute(o);
-    });
+  addRouteCommand(p, DEFAULT_CONFIG);
   p.command('import-bfe')
     .description("print a BFE conf directory's routing as Switchboard YAML")
     .argument('<dir>', 'BFE conf directory (host_rule.data, route_rule.data, cluster_conf.data, ...)')
@@ -90,6 +76,7 @@ export function program(): Command {
     });
   addDbCommands(p);
   addEtcdCommands(p);
+  addHelp(p);
   return p;
 }
 

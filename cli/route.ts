@@ -1,134 +1,163 @@
 /**
  * `switchboard route`: explain the routing decision for one request without sending traffic.
- * Loads the config and starts its address book, builds the Request the panel would build, and
- * prints the book's explanation (product, rule with its config path, cluster, backends) or, for
- * books without one, the candidates `findAddresses` returned. The path is normalised as the
- * listener (`--listener`, else the first) would for matching (its `pathNormalization`), and the
- * normalised path is printed, so `//admin/x` shows as `/admin/x`.
+ * Loads the config, starts its address book and operator, and prints `app/explain.ts`'s one
+ * explanation (text, or the same object as `--json`) for every book: the request as the data
+ * plane sees it (Host port split off, path normalised by the listener), product, rule with its
+ * config path, cluster, sub-clusters and backends, the backend attempt 1 picks, or why nothing
+ * matched. Exit codes: 0 routed, 1 no route (or the operator refused), 2 usage, 3 invalid config.
  */
-
+import type { Command } from 'commander';
+import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain.ts';
 import { loadConfig } from '../app/load-config.ts';
 import { ConfigError } from '../src/config/errors.ts';
-import type { ListenerConfig } from '../src/config/schema.ts';
-import { isSwitchboardError } from '../src/errors.ts';
 import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
-import { DEFAULT_PATH_NORMALIZATION, normalizePath, type PathNormalization } from '../src/peek/path.ts';
+import type { OperatorInstance } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
-import { createRequest } from '../src/request.ts';
-import type { AddressBook, Candidates, Request } from '../src/types.ts';
+import type { AddressBook } from '../src/types.ts';
+
+/** Exit codes of `switchboard route`. */
+export const ROUTE_EXIT = { routed: 0, noRoute: 1, usage: 2, config: 3 } as const;
 
 export interface RouteOptions {
   readonly config: string;
-  readonly host: string;
+  readonly host?: string | undefined;
   readonly path: string;
   readonly method: string;
   readonly header: readonly string[];
   readonly client: string;
-  readonly vip?: string;
-  readonly sni?: string;
-  readonly alpn?: string;
-  readonly json?: boolean;
-  /** The listener whose `pathNormalization` applies (default: the config's first listener). */
-  readonly listener?: string;
+  readonly vip?: string | undefined;
+  readonly sni?: string | undefined;
+  readonly alpn?: string | undefined;
+  readonly json?: boolean | undefined;
+  /** The listener whose `pathNormalization` and client addressing apply (default: the first). */
+  readonly listener?: string | undefined;
 }
 
-interface Explaining {
-  explain(request: Request): unknown;
-}
-
-function hasExplain(book: AddressBook): book is AddressBook & Explaining {
-  return typeof (book as Partial<Explaining>).explain === 'function';
-}
-
-/** The Request `switchboard route` asks about. Throws on a malformed header or path. */
-export function requestFromOptions(
-  o: RouteOptions,
-  paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
-  listener = 'cli',
-): Request {
-  const headers: [string, string][] = [['Host', o.host]];
-  for (const h of o.header) {
+function parseHeaders(list: readonly string[]): [string, string][] {
+  return list.map((h) => {
     const colon = h.indexOf(':');
-    if (colon <= 0) throw new Error(`--header ${JSON.stringify(h)}: expected NAME:VALUE`);
-    headers.push([h.slice(0, colon).trim(), h.slice(colon + 1).trim()]);
-  }
-  const tls = o.sni !== undefined;
-  const q = o.path.indexOf('?');
-  const host = (o.sni ?? o.host).toLowerCase().replace(/\.$/, '');
-  return createRequest({
-    protocol: tls ? 'tls' : 'http1',
-    host,
-    path: tls ? undefined : normalizePath(q === -1 ? o.path : o.path.slice(0, q), paths),
-    target: tls ? undefined : o.path,
-    query: q === -1 ? '' : o.path.slice(q + 1),
-    method: tls ? undefined : o.method,
-    headers: tls ? [] : headers,
-    sni: o.sni,
-    alpn: o.alpn === undefined ? [] : o.alpn.split(',').map((s) => s.trim()),
-    clientIp: o.client,
-    clientPort: 0,
-    localIp: '127.0.0.1',
-    localPort: 0,
-    vip: o.vip,
-    secure: tls,
-    trustedClient: false,
-    listener,
+    if (colon <= 0) throw new ExplainInputError(`--header ${JSON.stringify(h)}: expected NAME:VALUE`);
+    return [h.slice(0, colon).trim(), h.slice(colon + 1).trim()];
   });
 }
 
-/** The listener `--listener` names, else the first; throws on an unknown name. */
-function pickListener(listeners: readonly ListenerConfig[], name: string | undefined): ListenerConfig {
-  if (name === undefined) return listeners[0]!;
-  const found = listeners.find((l) => l.name === name);
-  if (found === undefined) {
-    throw new Error(`--listener ${name}: no such listener (have ${listeners.map((l) => l.name).join(', ')})`);
-  }
-  return found;
-}
-
-function describeCandidates(request: Request, c: Candidates | undefined): string {
-  const asked = `request: host ${request.host || '(none)'} path ${request.path ?? '(none)'}`;
-  if (c === undefined) return `${asked}\nno route: findAddresses returned nothing\n`;
-  const lines = [asked, `product: ${c.product}`, `rule: ${c.rule}`, `cluster: ${c.cluster}`];
-  for (const s of c.subclusters) {
-    lines.push(
-      `  sub-cluster ${s.name} (weight ${s.weight}): ${s.backends.map((b) => `${b.id} w${b.weight}`).join(', ')}`,
-    );
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** Returns the exit code: 0 routed, 1 no route, 2 bad config or arguments. */
-export async function runRoute(o: RouteOptions): Promise<number> {
-  let book: AddressBook | undefined;
+/** Loads the config and starts its book and operator; config problems throw ConfigError. */
+async function open(
+  file: string,
+): Promise<{ book: AddressBook; operator: OperatorInstance; loaded: Awaited<ReturnType<typeof loadConfig>> }> {
+  const loaded = await loadConfig(file);
+  const context = {
+    configDir: loaded.dir,
+    registry: new LocalRegistry(),
+    logger: createLogger('silent'),
+    random: defaultRandom,
+  };
+  const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
   try {
-    const loaded = await loadConfig(o.config);
-    const context = {
-      configDir: loaded.dir,
-      registry: new LocalRegistry(),
-      logger: createLogger('silent'),
-      random: defaultRandom,
-    };
-    book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
     await book.start();
-    const listener = pickListener(loaded.config.listeners, o.listener);
-    const request = requestFromOptions(o, listener.pathNormalization, listener.name);
-    const candidates = book.findAddresses(request);
-    const explanation = hasExplain(book) ? book.explain(request) : undefined;
-    if (o.json) process.stdout.write(`${JSON.stringify(explanation ?? candidates ?? null, null, 2)}\n`);
-    else if (explanation !== undefined) {
-      const { formatExplanation } = await import('../address-books/bfe/index.ts');
-      process.stdout.write(`${formatExplanation(explanation as Parameters<typeof formatExplanation>[0])}\n`);
-    } else process.stdout.write(describeCandidates(request, candidates));
-    return candidates === undefined ? 1 : 0;
   } catch (e) {
-    if (e instanceof ConfigError || isSwitchboardError(e) || e instanceof Error) {
-      process.stderr.write(`route: ${e.message}\n`);
-      return 2;
-    }
-    throw e;
-  } finally {
-    await book?.close();
+    await book.close().catch(() => {});
+    throw new ConfigError(loaded.file, [`addressBook: ${(e as Error).message}`]);
   }
+  const operator = loaded.operator.factory.create(loaded.operator.options, context);
+  await operator.start?.();
+  return { book, operator, loaded };
+}
+
+/** Returns the exit code (ROUTE_EXIT). */
+export async function runRoute(o: RouteOptions): Promise<number> {
+  let opened: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    const headers = parseHeaders(o.header);
+    if (o.host === undefined && o.sni === undefined) throw new ExplainInputError('give --host, --sni or both');
+    opened = await open(o.config);
+    const e = explainRoute(
+      { book: opened.book, operator: opened.operator, listeners: opened.loaded.config.listeners },
+      {
+        host: o.host,
+        path: o.path,
+        method: o.method,
+        headers,
+        clientIp: o.client,
+        sni: o.sni,
+        alpn: o.alpn?.split(',').map((s) => s.trim()),
+        vip: o.vip,
+        listener: o.listener,
+      },
+    );
+    process.stdout.write(
+      o.json
+        ? `${JSON.stringify(e, (_k, v: unknown) => (v === undefined ? null : v), 2)}\n`
+        : formatRouteExplanation(e),
+    );
+    return e.routed ? ROUTE_EXIT.routed : ROUTE_EXIT.noRoute;
+  } catch (e) {
+    if (e instanceof ExplainInputError) {
+      process.stderr.write(`route: ${e.message}\n`);
+      return ROUTE_EXIT.usage;
+    }
+    if (e instanceof ConfigError) {
+      process.stderr.write(`route: ${e.message}\n`);
+      return ROUTE_EXIT.config;
+    }
+    process.stderr.write(`route: ${(e as Error).message}\n`);
+    return ROUTE_EXIT.config;
+  } finally {
+    await opened?.operator.close?.();
+    await opened?.book.close();
+  }
+}
+
+function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}
+
+const HELP = `
+Examples:
+  $ switchboard route --host www.example.test --path /static/app.css
+  $ switchboard route --host www.example.test:8080 --client 203.0.113.9 --json
+  $ switchboard route --sni secure.example.test          # TLS passthrough: routed by SNI
+  $ switchboard route --host shop.example.test --header 'X-Canary: 1'
+
+The request is built as the data plane builds it: the Host port is split off, the path is
+normalised with the listener's pathNormalization, and on a clientIpFrom: header listener a
+forwarded header from a trusted --client names the client. "chosen" is the backend the operator
+picks for the first attempt (all backends assumed healthy).
+
+Exit codes:
+  0  routed
+  1  no route (or the operator refused: blackhole, no backend)
+  2  usage error (bad flag, bad --host/--path/--header, unknown --listener)
+  3  invalid config (unreadable file, schema, plugin or address-book error)
+
+Environment:
+  none: the config file and the flags are the only input.
+`;
+
+/** Adds `route` to the program. Commander's own usage errors exit 2 here too. */
+export function addRouteCommand(p: Command, defaultConfig: string): void {
+  p.command('route')
+    .description('explain the routing decision for a request, without sending traffic')
+    .option('-c, --config <file>', 'config file', defaultConfig)
+    .option('--host <host>', 'Host header, port allowed (www.example.test:8080)')
+    .option('--path <path>', 'request target (path and query)', '/')
+    .option('--method <method>', 'request method', 'GET')
+    .option('--header <k:v>', 'a request header (repeatable)', collect, [])
+    .option('--client <ip>', 'client (connection) IP', '127.0.0.1')
+    .option('--vip <ip>', 'VIP (PROXY destination)')
+    .option('--sni <name>', 'TLS SNI: alone, TLS passthrough routing; with --host, HTTP over terminated TLS')
+    .option('--alpn <list>', 'comma-separated ALPN protocols offered')
+    .option(
+      '--listener <name>',
+      'the listener whose pathNormalization and client addressing apply (default: the first)',
+    )
+    .option('--json', 'print the explanation as JSON (the same object for every address book)')
+    .addHelpText('after', HELP)
+    .exitOverride((err) => {
+      process.exit(err.exitCode === 0 ? 0 : ROUTE_EXIT.usage);
+    })
+    .action(async (o: RouteOptions) => {
+      process.exitCode = await runRoute(o);
+    });
 }

@@ -15,6 +15,10 @@
  *    only when the admin address is loopback. → 401 `unauthorized`.
  * 5. Mutating calls need `Content-Type: application/json`: a browser cannot send it cross-site
  *    without a CORS preflight, which this listener never grants. → 415 `unsupported_media_type`.
+ *
+ * The dashboard's shell (`shell`: the static files of `/ui`, which hold no data) passes steps 2
+ * and 4's no-token rule like any path but not the token check itself: the page must load before
+ * it can ask for the token. Its data endpoints are ordinary paths.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
@@ -80,6 +84,8 @@ export interface AdminPolicy {
   readonly open: readonly string[];
   /** DNS names accepted in `Host` besides IP literals and `localhost`. */
   readonly allowedHosts: readonly string[];
+  /** GET paths that need no token (still the Host check): the dashboard's static shell. */
+  readonly shell?: readonly string[] | undefined;
 }
 
 /** The part of a request the checks read: `headers` as `IncomingMessage.headersDistinct`. */
@@ -168,7 +174,10 @@ export function refusal(req: AdminRequest, policy: AdminPolicy): Refusal | undef
           `only ${policy.open.join(', ') || 'nothing'} is served without one`,
       };
     }
-  } else if (!tokenMatches(single(req, 'authorization') ?? undefined, policy.token)) {
+  } else if (
+    !(!mutating && policy.shell?.includes(req.path) === true) &&
+    !tokenMatches(single(req, 'authorization') ?? undefined, policy.token)
+  ) {
     return {
       status: 401,
       code: 'unauthorized',

@@ -22,6 +22,11 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'POST /backends/{id}/disable': 'take the backend out of service (open connections are kept)',
   'POST /backends/{id}/enable': 'put the backend back in service (slow start ramps again)',
   'POST /backends/{id}/weight': 'body {"weight": N}: override the configured weight (null clears)',
+  'GET /ui': 'the dashboard (docs/dashboard.md)',
+  'GET /ui/': 'the dashboard',
+  'GET /ui/{file}': "the dashboard's static files",
+  'GET /ui/data': 'the dashboard data: backends with rates, traffic samples (?since=ms), reloads',
+  'POST /explain': 'body {host, path, method, headers, client, sni, …}: explain a route as `switchboard route`',
 };
 
 /** Quality of `type` in an Accept header (0 when absent). */

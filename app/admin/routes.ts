@@ -14,6 +14,7 @@
  * | GET    | /         | the index of these endpoints (index.ts)                        |
  * | GET    | /config   | the effective config, secrets redacted (config-view.ts)        |
  * | GET    | /backends/{id} | one backend; POST …/drain, /disable, /enable, /weight: backend-control.ts |
+ * | GET    | /ui, /ui/{file}, /ui/data; POST /explain: the dashboard (ui-routes.ts)     |
  *
  * A `{name}` segment of a key matches one path segment (URL-decoded by its handler) and reaches
  * the handler as `params.name`; `findRoute` tries exact keys first.
@@ -29,7 +30,9 @@ import type { Runtime } from '../runtime.ts';
 import type { Refusal } from './auth.ts';
 import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from './backend-control.ts';
 import { configView } from './config-view.ts';
+import type { Dashboard } from './dashboard.ts';
 import { indexOf } from './endpoints.ts';
+import { dataHandler, explainHandler, fileHandler, pageHandler, redirectHandler } from './ui-routes.ts';
 
 /** What the admin endpoints read. */
 export interface AdminDeps {
@@ -38,6 +41,8 @@ export interface AdminDeps {
   readonly reloader: Reloader;
   /** True once listeners are bound and until shutdown begins. */
   ready(): boolean;
+  /** The dashboard's state (traffic history, reloads); server.ts creates it. */
+  readonly dashboard?: Dashboard;
 }
 
 type Handler = (
@@ -109,6 +114,11 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ['POST /backends/{id}/disable', modeHandler('disabled', json)],
   ['POST /backends/{id}/enable', modeHandler('up', json)],
   ['POST /backends/{id}/weight', weightHandler(json)],
+  ['GET /ui', redirectHandler],
+  ['GET /ui/', pageHandler],
+  ['GET /ui/data', dataHandler(json)],
+  ['GET /ui/{file}', fileHandler],
+  ['POST /explain', explainHandler(json)],
 ]);
 
 /** Whether `pattern` (a route path, `{name}` segments allowed) matches `path`; its params if so. */

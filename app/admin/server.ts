@@ -14,6 +14,8 @@
  * 4. A non-loopback address without a token starts (probes must keep answering) but serves
  *    only the open paths, and says so in a warning.
  * 5. `close()` stops accepting and closes idle keep-alive sockets.
+ * 6. The dashboard's state (dashboard.ts: the traffic history sampled each second, the reloads)
+ *    lives as long as the listener.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +23,9 @@ import { formatHostPort } from '../../src/config/address.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
 import type { StagedChange } from '../reload.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
+import { Dashboard } from './dashboard.ts';
 import { type AdminDeps, answerError, findRoute, refuse } from './routes.ts';
+import { SHELL_PATHS } from './ui-routes.ts';
 
 export type { AdminDeps } from './routes.ts';
 
@@ -42,7 +46,9 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** Binds the admin listener described by `config`. */
-export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<AdminServer> {
+export async function startAdmin(config: AdminConfig, base: AdminDeps): Promise<AdminServer> {
+  const dashboard = new Dashboard(base);
+  const deps: AdminDeps = { ...base, dashboard };
   let loopback = isLoopback(config.address.host);
   let bound = formatHostPort(config.address.host, config.address.port);
   const policy = (): AdminPolicy => {
@@ -53,6 +59,7 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
       address: bound,
       open: current.open,
       allowedHosts: current.allowedHosts,
+      shell: SHELL_PATHS,
     };
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -104,7 +111,10 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
       );
     }
   };
-  let server = await bind(config);
+  let server = await bind(config).catch((e: unknown) => {
+    dashboard.close();
+    throw e;
+  });
   adopt(config, server);
   return {
     address() {
@@ -124,6 +134,9 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
         abort: () => closeServer(fresh),
       };
     },
-    close: () => closeServer(server),
+    close() {
+      dashboard.close();
+      return closeServer(server);
+    },
   };
 }

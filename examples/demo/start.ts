@@ -12,4 +12,5 @@ import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
 
 await startDemoBackends();
 process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);
-await runStart(fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});
+// DEMO_CONFIG: another config for the same demo (the quick-start test runs it on free ports).
+await runStart(process.env.DEMO_CONFIG ?? fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});

@@ -1,0 +1,302 @@
+/**
+ * One routing explanation for every address book: what `switchboard route` prints (text and
+ * `--json`) and what the dashboard's explain form shows. The Request is built the way the data
+ * plane builds it — the Host value parsed by the peek's own `parseAuthority` (port split off,
+ * lower-cased, trailing dot removed), the path normalised with the listener's
+ * `pathNormalization`, the client address read from a forwarded header on `clientIpFrom: header`
+ * listeners whose trusted sources include the connection address — then the book's
+ * `findAddresses` and the operator's `findJack` (attempt 1) are asked, as `src/route.ts` and the
+ * upstream pipeline do:
+ *
+ *   ExplainInput ──► Request ──► book.findAddresses ──► (book.explain: product/rule steps)
+ *                                     │ undefined → no route + reason
+ *                                     ▼
+ *                               operator.findJack(attempt 1) ──► chosen backend | refusal
+ *
+ * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
+ */
+import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../src/client-ip.ts';
+import type { ListenerConfig } from '../src/config/schema.ts';
+import { parseAuthority } from '../src/peek/http1-host.ts';
+import { normalizePath } from '../src/peek/path.ts';
+import { createRequest } from '../src/request.ts';
+import { type AddressBook, type Candidates, isRefusal, type Operator, type Request } from '../src/types.ts';
+
+/** The request to explain. `host` (HTTP) or `sni` (TLS passthrough) or both (terminated TLS). */
+export interface ExplainInput {
+  /** Host header value as a client sends it, port allowed (`www.example.test:8080`). */
+  readonly host?: string | undefined;
+  /** Request target (path and query); default `/`. */
+  readonly path?: string | undefined;
+  readonly method?: string | undefined;
+  readonly headers?: readonly (readonly [string, string])[] | undefined;
+  /** Connection (or PROXY source) address; default 127.0.0.1. */
+  readonly clientIp?: string | undefined;
+  readonly sni?: string | undefined;
+  readonly alpn?: readonly string[] | undefined;
+  /** PROXY destination address. */
+  readonly vip?: string | undefined;
+  /** Listener whose pathNormalization and client addressing apply; default the first. */
+  readonly listener?: string | undefined;
+}
+
+/** What `explainRoute` asks. */
+export interface ExplainEngine {
+  readonly book: AddressBook;
+  readonly operator: Operator;
+  readonly listeners: readonly ListenerConfig[];
+}
+
+/** A bad input (usage error): `switchboard route` exits 2, the dashboard answers 400. */
+export class ExplainInputError extends Error {
+  override readonly name = 'ExplainInputError';
+}
+
+/** One backend of a sub-cluster. */
+export interface ExplainedBackend {
+  readonly id: string;
+  readonly name: string;
+  readonly weight: number;
+}
+
+/** The explanation: the same shape whatever the address book. */
+export interface RouteExplanation {
+  readonly request: {
+    readonly protocol: 'http1' | 'tls';
+    readonly host: string;
+    readonly port: number | undefined;
+    readonly path: string | undefined;
+    readonly method: string | undefined;
+    readonly sni: string | undefined;
+    readonly clientIp: string;
+    readonly vip: string | undefined;
+    readonly listener: string;
+  };
+  readonly routed: boolean;
+  readonly product: { readonly name: string; readonly how: string | undefined } | undefined;
+  /** The rule that matched: `where` is its config path (or the book's rule id). */
+  readonly rule:
+    | { readonly where: string; readonly kind: 'basic' | 'advanced' | 'book'; readonly detail: string | undefined }
+    | undefined;
+  /** The book's own steps, one line each (e.g. "basic rules: no basic rule for this host"). */
+  readonly steps: readonly string[];
+  readonly cluster:
+    | {
+        readonly name: string;
+        readonly balance: string;
+        readonly retries: number;
+        readonly crossRetries: number;
+        readonly subclusters: readonly {
+          readonly name: string;
+          readonly weight: number;
+          readonly backends: readonly ExplainedBackend[];
+        }[];
+      }
+    | undefined;
+  /** The backend the operator picks for attempt 1. */
+  readonly chosen:
+    | { readonly backend: string; readonly name: string; readonly subcluster: string; readonly attempt: 1 }
+    | undefined;
+  /** Why there is no route, or why the operator refused (`no_backend`, `blackhole`). */
+  readonly reason: string | undefined;
+}
+
+/** The listener `name` names, else the first. */
+export function pickListener(listeners: readonly ListenerConfig[], name: string | undefined): ListenerConfig {
+  if (listeners.length === 0) throw new ExplainInputError('the config has no listener');
+  if (name === undefined) return listeners[0]!;
+  const found = listeners.find((l) => l.name === name);
+  if (found === undefined) {
+    throw new ExplainInputError(`listener ${name}: no such listener (have ${listeners.map((l) => l.name).join(', ')})`);
+  }
+  return found;
+}
+
+function valuesOf(headers: readonly (readonly [string, string])[]) {
+  return (name: string) => headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+}
+
+function usage<T>(what: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new ExplainInputError(`${what}: ${(e as Error).message.replace(/^http1: /, '')}`);
+  }
+}
+
+/** The Request the data plane would build for `input` on `listener`. Throws ExplainInputError. */
+export function requestFor(input: ExplainInput, listener: ListenerConfig): Request {
+  const sni = input.sni === undefined ? undefined : input.sni.toLowerCase().replace(/\.$/, '');
+  if (input.host === undefined && sni === undefined) throw new ExplainInputError('give a host, an SNI or both');
+  const clientIp = input.clientIp ?? '127.0.0.1';
+  const base = { clientIp, clientPort: 0, localIp: '127.0.0.1', localPort: 0, vip: input.vip, listener: listener.name };
+  const alpn = input.alpn ?? [];
+  if (input.host === undefined) {
+    // TLS passthrough: routed by the ClientHello's SNI alone.
+    return createRequest({ ...base, protocol: 'tls', host: sni, sni, alpn, secure: true });
+  }
+  const rawHost = input.host;
+  const authority = usage(`host ${JSON.stringify(rawHost)}`, () => parseAuthority(rawHost, 'Host'));
+  const target = input.path ?? '/';
+  const q = target.indexOf('?');
+  const path = usage(`path ${JSON.stringify(target)}`, () =>
+    normalizePath(q === -1 ? target : target.slice(0, q), listener.pathNormalization),
+  );
+  const headers: (readonly [string, string])[] = [['Host', rawHost], ...(input.headers ?? [])];
+  const addressing: ClientAddressing = clientAddressing(listener);
+  const forwarded = forwardedClientIp(addressing, clientIp, valuesOf(headers));
+  return createRequest({
+    ...base,
+    clientIp: forwarded ?? clientIp,
+    sessionIp: clientIp,
+    peerIp: clientIp,
+    trustedClient: forwarded !== undefined,
+    protocol: 'http1',
+    host: authority.host,
+    port: authority.port,
+    path,
+    target,
+    query: q === -1 ? '' : target.slice(q + 1),
+    method: (input.method ?? 'GET').toUpperCase(),
+    headers,
+    // Both host and SNI: HTTP on a TLS-terminating listener.
+    ...(sni === undefined ? {} : { secure: true, sni, alpn }),
+  });
+}
+
+/** The bfe-family explanation (address-books/bfe/explain.ts), read structurally. */
+interface BookSteps {
+  readonly product?:
+    | { name: string; via: string; pattern: string; tag?: string | undefined; where: string }
+    | undefined;
+  readonly basic?:
+    | { matched: boolean; hostPattern?: string; pathPattern?: string; rule?: string; cluster?: string; note: string }
+    | undefined;
+  readonly advanced?:
+    | { evaluated: number; matched?: { index: number; rule: string; cond: string; cluster: string } | undefined }
+    | undefined;
+  readonly reason?: string | undefined;
+}
+
+function bookSteps(book: AddressBook, request: Request): BookSteps | undefined {
+  const explain = (book as { explain?: (r: Request) => unknown }).explain;
+  if (typeof explain !== 'function') return undefined;
+  const e = explain.call(book, request);
+  return e !== null && typeof e === 'object' ? (e as BookSteps) : undefined;
+}
+
+function stepsOf(s: BookSteps | undefined): string[] {
+  const lines: string[] = [];
+  const b = s?.basic;
+  if (b !== undefined) {
+    lines.push(
+      b.matched
+        ? `basic rule: ${b.rule} host ${b.hostPattern} path ${b.pathPattern} → ${b.cluster} (${b.note})`
+        : `basic rules: ${b.note}`,
+    );
+  }
+  const a = s?.advanced;
+  if (a?.matched !== undefined) lines.push(`advanced rule: ${a.matched.rule} ${a.matched.cond} → ${a.matched.cluster}`);
+  else if (a !== undefined) lines.push(`advanced rules: ${a.evaluated} evaluated, none matched`);
+  return lines;
+}
+
+function ruleOf(s: BookSteps | undefined, c: Candidates): NonNullable<RouteExplanation['rule']> {
+  const a = s?.advanced?.matched;
+  if (a !== undefined) return { where: c.rule, kind: 'advanced', detail: a.cond };
+  const b = s?.basic;
+  if (b?.matched === true && b.rule !== undefined) {
+    return { where: c.rule, kind: 'basic', detail: `host ${b.hostPattern} path ${b.pathPattern}` };
+  }
+  return { where: c.rule, kind: 'book', detail: undefined };
+}
+
+function clusterOf(c: Candidates): NonNullable<RouteExplanation['cluster']> {
+  return {
+    name: c.cluster,
+    balance: c.policy.balance,
+    retries: c.policy.retries,
+    crossRetries: c.policy.crossRetries,
+    subclusters: c.subclusters.map((s) => ({
+      name: s.name,
+      weight: s.weight,
+      backends: s.backends.map((b) => ({ id: b.id, name: b.name, weight: b.weight })),
+    })),
+  };
+}
+
+/** Explains how `engine` routes `input`. Throws ExplainInputError on a bad input. */
+export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteExplanation {
+  const listener = pickListener(engine.listeners, input.listener);
+  const request = requestFor(input, listener);
+  const shown: RouteExplanation['request'] = {
+    protocol: request.protocol === 'tls' ? 'tls' : 'http1',
+    host: request.host,
+    port: request.port,
+    path: request.path,
+    method: request.method,
+    sni: request.sni,
+    clientIp: request.clientIp,
+    vip: request.vip,
+    listener: listener.name,
+  };
+  const candidates = engine.book.findAddresses(request);
+  const steps = bookSteps(engine.book, request);
+  const p = steps?.product;
+  const how = p === undefined ? undefined : `by ${p.via} ${p.pattern}${p.tag ? `, tag ${p.tag}` : ''} at ${p.where}`;
+  if (candidates === undefined) {
+    return {
+      request: shown,
+      routed: false,
+      product: p === undefined ? undefined : { name: p.name, how },
+      rule: undefined,
+      steps: stepsOf(steps),
+      cluster: undefined,
+      chosen: undefined,
+      reason: steps?.reason ?? 'the address book found no candidates (findAddresses returned nothing)',
+    };
+  }
+  const jack = engine.operator.findJack(request, candidates, { number: 1, failed: new Set(), subclusters: [] });
+  const refused = isRefusal(jack) ? jack.refused : undefined;
+  return {
+    request: shown,
+    routed: refused === undefined,
+    product: { name: candidates.product, how },
+    rule: ruleOf(steps, candidates),
+    steps: stepsOf(steps),
+    cluster: clusterOf(candidates),
+    chosen: isRefusal(jack)
+      ? undefined
+      : { backend: jack.backend.id, name: jack.backend.name, subcluster: jack.subcluster, attempt: 1 },
+    reason: refused === undefined ? undefined : `the operator refused: ${refused}`,
+  };
+}
+
+/** The explanation as lines of text (`switchboard route` without `--json`). */
+export function formatRouteExplanation(e: RouteExplanation): string {
+  const r = e.request;
+  const lines = [
+    r.protocol === 'tls'
+      ? `request: tls sni ${r.sni ?? '(none)'} client ${r.clientIp}${r.vip ? ` vip ${r.vip}` : ''} listener ${r.listener}`
+      : `request: host ${r.host || '(none)'}${r.port === undefined ? '' : ` port ${r.port}`} path ${r.path ?? '(none)'} method ${r.method} client ${r.clientIp}${r.sni ? ` sni ${r.sni}` : ''}${r.vip ? ` vip ${r.vip}` : ''} listener ${r.listener}`,
+  ];
+  if (e.product !== undefined) lines.push(`product: ${e.product.name}${e.product.how ? ` (${e.product.how})` : ''}`);
+  lines.push(...e.steps);
+  if (e.rule !== undefined && e.steps.length === 0) lines.push(`rule: ${e.rule.where}`);
+  const c = e.cluster;
+  if (c !== undefined) {
+    lines.push(
+      `cluster: ${c.name} (rule ${e.rule?.where}, balance ${c.balance}, retries ${c.retries}, crossRetries ${c.crossRetries})`,
+    );
+    for (const s of c.subclusters) {
+      const backends = s.backends.map((b) =>
+        b.name === b.id ? `${b.id} w${b.weight}` : `${b.name}=${b.id} w${b.weight}`,
+      );
+      lines.push(`  subcluster ${s.name} weight ${s.weight}: ${backends.join(', ') || '(no backends)'}`);
+    }
+  }
+  if (e.chosen !== undefined) {
+    lines.push(`chosen: ${e.chosen.backend} in subcluster ${e.chosen.subcluster} (attempt 1, client ${r.clientIp})`);
+  } else lines.push(`no route: ${e.reason}`);
+  return `${lines.join('\n')}\n`;
+}
