@@ -8,6 +8,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
+import { answerBody } from '../../src/respond.ts';
 
 /** A downstream response: HTTP/2 (compat API) or HTTP/1.1 (fallback on the same listener). */
 export type DownResponse = Http2ServerResponse | ServerResponse;
@@ -72,7 +73,7 @@ export function statusFor(code: AnswerCode, grpc: boolean): number {
  * Answers the router error `code` on `res` and ends it. Returns the HTTP status sent, or 0
  * when the response had already started (then the stream is reset instead: see `abortResponse`).
  */
-export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean): number {
+export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean, reason?: string): number {
   if (res.headersSent) {
     abortResponse(res);
     return 0;
@@ -84,7 +85,7 @@ export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean)
     res.end();
     return status;
   }
-  const body = `${code}\n`;
+  const body = code === 'upstream_reset' ? `${code}\n` : answerBody(code, reason);
   writeHead(res, status, {
     'content-type': 'text/plain',
     'content-length': String(Buffer.byteLength(body)),

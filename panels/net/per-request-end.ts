@@ -34,7 +34,7 @@ export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): 
   const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, d.s.requestLog);
   d.exchange = undefined;
   ex.finish(code, statusOf(code), reason);
-  answer(d, code);
+  answer(d, code, reason);
 }
 
 /** A request body the framing tracker cannot follow: 400 if nothing went out yet, else cut. */
@@ -50,10 +50,10 @@ export function bodyError(d: PerRequestDriver, reason: string): void {
 }
 
 /** Writes the router's answer for `code` (Connection: close) and closes after a linger. */
-function answer(d: PerRequestDriver, code: ResultCode): void {
+function answer(d: PerRequestDriver, code: ResultCode, reason?: string): void {
   stop(d, code);
   const c = d.client;
-  const bytes = errorResponse(code);
+  const bytes = errorResponse(code, reason);
   if (bytes === undefined || c.destroyed) {
     c.destroy();
     return;
