@@ -53,7 +53,7 @@ export function watchCertificateFiles(
           return;
         }
         const before = lt.store.certificates[i];
-        if (before !== undefined && before.cert.equals(loaded.cert) && before.key.equals(loaded.key)) return;
+        if (before?.cert.equals(loaded.cert) && before.key.equals(loaded.key)) return;
         lt.store.replace(i, loaded);
         logger.info(
           { listener: l.name, cert: paths[0], names: loaded.names, fingerprint: fingerprintOf(loaded.cert) },
