@@ -266,21 +266,33 @@ export class AcmeManager {
   }
 
   #client(section: Section): Promise<acme.Client> {
-    section.client ??= section.storage
-      .accountKey(() => acme.crypto.createPrivateEcdsaKey())
-      .then(
-        (accountKey) =>
-          new acme.Client({
-            directoryUrl: section.spec.directory,
-            accountKey,
-            backoffAttempts: 12,
-            backoffMin: 500,
-            backoffMax: 10_000,
-          }),
-      );
+    section.client ??= this.#account(section);
     section.client.catch(() => {
       section.client = undefined;
     });
     return section.client;
+  }
+
+  /** The account: its key and URL from storage, registered (and both stored) on first use. */
+  async #account(section: Section): Promise<acme.Client> {
+    const { storage, spec } = section;
+    const accountKey = await storage.accountKey(() => acme.crypto.createPrivateEcdsaKey());
+    const accountUrl = await storage.accountUrl(spec.directory);
+    const client = new acme.Client({
+      directoryUrl: spec.directory,
+      accountKey,
+      ...(accountUrl === undefined ? {} : { accountUrl }),
+      backoffAttempts: 12,
+      backoffMin: 500,
+      backoffMax: 10_000,
+    });
+    if (accountUrl === undefined) {
+      await client.createAccount({
+        termsOfServiceAgreed: true,
+        ...(spec.email === undefined ? {} : { contact: [`mailto:${spec.email}`] }),
+      });
+      await storage.saveAccountUrl(spec.directory, client.getAccountUrl());
+    }
+    return client;
   }
 }

@@ -3,6 +3,7 @@
  * 0700; every file 0600 and written by rename so a crash never leaves half a key:
  *
  *   <storage>/account.key            the ACME account key (one per storage directory)
+ *   <storage>/account.json           the account URL per directory URL
  *   <storage>/certs/<name>.crt       certificate chain (PEM) for one host name
  *   <storage>/certs/<name>.key       its private key
  *
@@ -49,6 +50,27 @@ export class AcmeStorage {
     const key = await create();
     await this.#write(path, key);
     return key;
+  }
+
+  /** The account URL registered at `directory` with the stored key, if any. */
+  async accountUrl(directory: string): Promise<string | undefined> {
+    try {
+      const stored = JSON.parse(await readFile(join(this.dir, 'account.json'), 'utf8')) as Record<string, unknown>;
+      const url = stored[directory];
+      return typeof url === 'string' ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Remembers the account URL for `directory` (a restart does not register again). */
+  async saveAccountUrl(directory: string, url: string): Promise<void> {
+    let stored: Record<string, unknown> = {};
+    try {
+      stored = JSON.parse(await readFile(join(this.dir, 'account.json'), 'utf8')) as Record<string, unknown>;
+    } catch {}
+    stored[directory] = url;
+    await this.#write(join(this.dir, 'account.json'), Buffer.from(`${JSON.stringify(stored, null, 2)}\n`));
   }
 
   /** The stored certificate for `name`, or undefined (missing or unreadable: ordered again). */
