@@ -51,7 +51,8 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
   let dir: string;
   let ports: { web: number; alpn: number; http: number };
 
-  const config = (renewBefore: string) => ({
+  const config = (renewBefore: string, panel: Record<string, unknown> = { name: 'net' }) => ({
+    panel,
     listeners: [
       { name: 'web', address: `127.0.0.1:${ports.web}` },
       {
@@ -105,30 +106,41 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
 
   let served: Record<string, string> = {};
 
-  it('a fresh router obtains a certificate by tls-alpn-01 and one by http-01', async () => {
-    const r = await startTestRouter(config('1m'), { dir });
-    try {
-      await eventually(allValid(r), 60_000, 'both certificates issued');
-      expect(r.router.acme.results).toEqual({ ok: 2, failed: 0 });
-      const root = await pebble.root();
-      const a = await handshake(ports.alpn, ALPN_NAME, root);
-      const h = await handshake(ports.http, HTTP_NAME, root);
-      expect(a.authorized && h.authorized).toBe(true);
-      expect(a.getPeerX509Certificate()?.subjectAltName).toBe(`DNS:${ALPN_NAME}`);
-      expect(h.getPeerX509Certificate()?.subjectAltName).toBe(`DNS:${HTTP_NAME}`);
-      served = { alpn: fingerprint(a), http: fingerprint(h) };
-      expect(await request(a, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
-      a.destroy();
-      h.destroy();
-      // The router itself answered both validations; none reached the backend.
-      const answered = r.access.filter((x) => x.result === 'acme_challenge');
-      expect(answered.some((x) => x.listener === 'alpn')).toBe(true);
-      expect(answered.some((x) => x.listener === 'web')).toBe(true);
-      expect(backend.hits).toBe(1);
-    } finally {
-      await r.close();
-    }
-  }, 90_000);
+  it.each([
+    ['net', { name: 'net' }],
+    ['http2', { name: 'http2' }],
+    ['worker (net, 2 threads)', { name: 'worker', threads: 2, engine: 'net' }],
+  ])(
+    'a fresh router obtains a certificate by tls-alpn-01 and one by http-01: %s',
+    async (label, panel) => {
+      const own = label === 'net' ? dir : await tempDir();
+      const hitsBefore = backend.hits;
+      const r = await startTestRouter(config('1m', panel), { dir: own });
+      try {
+        await eventually(allValid(r), 60_000, 'both certificates issued');
+        expect(r.router.acme.results).toEqual({ ok: 2, failed: 0 });
+        const root = await pebble.root();
+        const a = await handshake(ports.alpn, ALPN_NAME, root);
+        const h = await handshake(ports.http, HTTP_NAME, root);
+        expect(a.authorized && h.authorized).toBe(true);
+        expect(a.getPeerX509Certificate()?.subjectAltName).toBe(`DNS:${ALPN_NAME}`);
+        expect(h.getPeerX509Certificate()?.subjectAltName).toBe(`DNS:${HTTP_NAME}`);
+        if (label === 'net') served = { alpn: fingerprint(a), http: fingerprint(h) };
+        expect(await request(a, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
+        a.destroy();
+        h.destroy();
+        // The router itself answered both validations; none reached the backend.
+        await eventually(() => r.access.filter((x) => x.result === 'acme_challenge').length >= 2, 10_000, 'access');
+        const answered = r.access.filter((x) => x.result === 'acme_challenge');
+        expect(answered.some((x) => x.listener === 'alpn')).toBe(true);
+        expect(answered.some((x) => x.listener === 'web')).toBe(true);
+        expect(backend.hits).toBe(hitsBefore + 1);
+      } finally {
+        await r.close();
+      }
+    },
+    90_000,
+  );
 
   it('a restart serves from storage, and a due renewal keeps open connections', async () => {
     // Renewal comes due a few seconds after the start: first the stored certificates are served.
@@ -144,6 +156,7 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
       expect(await request(open, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
 
       await eventually(() => r.router.acme.results.ok === 2, 60_000, 'both certificates renewed');
+      expect(r.router.acme.results.failed).toBe(0);
       const fresh = await handshake(ports.alpn, ALPN_NAME, root);
       expect(fingerprint(fresh)).not.toBe(served.alpn);
       fresh.destroy();

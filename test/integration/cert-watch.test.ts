@@ -89,7 +89,12 @@ describe.each([
       {
         panel,
         listeners: [
-          { name: 'tls', address: '127.0.0.1:0', tls: 'terminate', certificates: [{ cert: 'live.crt', key: 'live.key' }] },
+          {
+            name: 'tls',
+            address: '127.0.0.1:0',
+            tls: 'terminate',
+            certificates: [{ cert: 'live.crt', key: 'live.key' }],
+          },
         ],
         addressBook: {
           name: 'bfe',
