@@ -83,7 +83,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {
     try {
-      admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready });
+      admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready, acme: acme.manager });
     } catch (e) {
       metrics.close();
       panel.destroy();

@@ -20,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { resolve } from 'node:path';
 import * as acme from 'acme-client';
+import { channels } from '../../src/diagnostics.ts';
 import type { Engine } from '../../src/engine.ts';
 import type { Logger } from '../../src/log.ts';
 import type { RoutingTableSource } from '../../src/types.ts';
@@ -246,12 +247,16 @@ export class AcmeManager {
       s.failures = 0;
       s.lastError = undefined;
       this.results.ok++;
+      if (channels.acmeIssued.hasSubscribers)
+        channels.acmeIssued.publish({ listener: section.listener, name: s.name, result: 'ok' });
       this.#logger.info({ ...log, notAfter: new Date(s.notAfter!).toISOString() }, 'acme: certificate obtained');
       this.#schedule(s);
     } catch (e) {
       s.failures++;
       s.lastError = (e as Error).message;
       this.results.failed++;
+      if (channels.acmeIssued.hasSubscribers)
+        channels.acmeIssued.publish({ listener: section.listener, name: s.name, result: 'failed', error: s.lastError });
       const retry = Math.min(RETRY_MIN_MS * 2 ** (s.failures - 1), RETRY_MAX_MS);
       this.#logger.error(
         { ...log, err: s.lastError, failures: s.failures, retryInMs: retry },

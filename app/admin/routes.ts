@@ -10,6 +10,7 @@
  * | GET    | /routes   | { version, routes }: the book's routing table, when it has one |
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
+ * | GET    | /certificates | { certificates: [file + acme], acme: [per-name state] } (app/certificates.ts) |
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
  *
  * server.ts runs auth.ts's checks before any handler here, so the handlers never see a refused
@@ -17,6 +18,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RoutingTableSource } from '../../src/types.ts';
+import type { AcmeManager } from '../acme/manager.ts';
+import { certificatesReport } from '../certificates.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
 import type { Runtime } from '../runtime.ts';
@@ -29,6 +32,8 @@ export interface AdminDeps {
   readonly reloader: Reloader;
   /** True once listeners are bound and until shutdown begins. */
   ready(): boolean;
+  /** The ACME manager, when the router runs one. */
+  readonly acme?: AcmeManager | undefined;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, deps: AdminDeps) => void | Promise<void>;
@@ -116,6 +121,7 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
     'GET /version',
     (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, file: deps.runtime.engine.loaded.file }),
   ],
+  ['GET /certificates', (_q, res, deps) => json(res, 200, certificatesReport(deps.runtime, deps.acme))],
   ['POST /reload', reload],
 ]);
 

@@ -10,7 +10,15 @@ import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
 
 /** The admin listener's read endpoints, the values `admin.open` may list (never `POST /reload`). */
-export const ADMIN_READ_PATHS = ['/healthz', '/readyz', '/metrics', '/routes', '/backends', '/version'] as const;
+export const ADMIN_READ_PATHS = [
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/routes',
+  '/backends',
+  '/version',
+  '/certificates',
+] as const;
 
 /** A DNS name as it appears in a `Host` header, without port: labels of letters, digits, `-` and `_`. */
 const hostName = z

@@ -53,6 +53,7 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
 
   const config = (renewBefore: string, panel: Record<string, unknown> = { name: 'net' }) => ({
     panel,
+    admin: { address: '127.0.0.1:0', open: ['/healthz', '/certificates', '/metrics'] },
     listeners: [
       { name: 'web', address: `127.0.0.1:${ports.web}` },
       {
@@ -135,6 +136,30 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
         expect(answered.some((x) => x.listener === 'alpn')).toBe(true);
         expect(answered.some((x) => x.listener === 'web')).toBe(true);
         expect(backend.hits).toBe(hitsBefore + 1);
+
+        // Admin GET /certificates and the metrics show both names.
+        const admin = `http://127.0.0.1:${r.router.admin!.address().port}`;
+        const report = (await (await fetch(`${admin}/certificates`)).json()) as {
+          certificates: { listener: string; source: string; names: string[] }[];
+          acme: { name: string; state: string }[];
+        };
+        expect(report.acme.map((a) => [a.name, a.state]).sort()).toEqual([
+          [ALPN_NAME, 'valid'],
+          [HTTP_NAME, 'valid'],
+        ]);
+        expect(
+          report.certificates
+            .filter((c) => c.source === 'acme')
+            .flatMap((c) => c.names)
+            .sort(),
+        ).toEqual([ALPN_NAME, HTTP_NAME]);
+        const metrics = await (await fetch(`${admin}/metrics`)).text();
+        expect(metrics).toMatch(
+          new RegExp(
+            `switchboard_certificate_expiry_seconds\\{listener="alpn",name="${ALPN_NAME}",source="acme"\\} \\d+`,
+          ),
+        );
+        expect(metrics).toMatch(/switchboard_acme_issuance_total\{result="ok"\} 2/);
       } finally {
         await r.close();
       }
