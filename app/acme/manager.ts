@@ -114,7 +114,13 @@ export class AcmeManager {
         };
         this.#sections.set(l.name, section);
       }
-      if (spec.ca !== undefined) cas.push(readFileSync(resolve(loaded.dir, spec.ca)));
+      if (spec.ca !== undefined) {
+        try {
+          cas.push(readFileSync(resolve(loaded.dir, spec.ca)));
+        } catch (e) {
+          this.#logger.error({ listener: l.name, err: (e as Error).message }, 'acme: cannot read ca');
+        }
+      }
       const book = engine.book as Partial<RoutingTableSource>;
       const names = spec.names ?? routingTableHosts(book.routingTable?.());
       for (const name of names) {
