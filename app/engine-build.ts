@@ -8,13 +8,23 @@
 import { createHash } from 'node:crypto';
 import type { LoadedConfig } from '../src/config/loaded.ts';
 import type { Engine } from '../src/engine.ts';
+import type { FileWatcher } from '../src/file-watch.ts';
 import type { PluginContext } from '../src/plugin.ts';
+import { watchCertificateFiles } from '../src/tls/cert-watch.ts';
 import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
+import type { IssuedCertificates } from '../src/tls/issued.ts';
+
+/** Certificate file watchers by engine; they stop when the engine closes. */
+const watchers = new WeakMap<Engine, FileWatcher>();
 
 /** Builds and starts an engine; on failure, closes what was started (reverse order). */
-export async function buildEngine(loaded: LoadedConfig, context: PluginContext): Promise<Engine> {
+export async function buildEngine(
+  loaded: LoadedConfig,
+  context: PluginContext,
+  issued?: IssuedCertificates,
+): Promise<Engine> {
   // Certificates first: a bad file is a config error before anything has started.
-  const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
+  const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file, issued);
   const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
   const operator = loaded.operator.factory.create(loaded.operator.options, context);
   await book.start();
@@ -26,7 +36,7 @@ export async function buildEngine(loaded: LoadedConfig, context: PluginContext):
     throw e;
   }
   const hash = createHash('sha256').update(loaded.text).digest('hex').slice(0, 12);
-  return Object.freeze({
+  const engine: Engine = Object.freeze({
     loaded,
     limits: loaded.config.limits,
     book,
@@ -34,10 +44,15 @@ export async function buildEngine(loaded: LoadedConfig, context: PluginContext):
     version: `${hash}@${new Date().toISOString()}`,
     tls,
   });
+  // Certificates renewed on disk replace theirs in this engine's stores (src/tls/cert-watch.ts).
+  if (tls.listeners.size > 0) watchers.set(engine, watchCertificateFiles(loaded.config.listeners, tls, context.logger));
+  return engine;
 }
 
 /** Stops an engine's plugins (operator first, then the book: reverse of start). */
 export async function closeEngine(engine: Engine): Promise<void> {
+  watchers.get(engine)?.close();
+  watchers.delete(engine);
   await engine.operator.close?.();
   await engine.book.close();
 }

@@ -26,6 +26,7 @@ import { countsListeners } from '../src/panel.ts';
 import type { Panel, Request } from '../src/types.ts';
 import { backendStateGauges } from './admin/backend-metrics.ts';
 import { BackendRequestMetrics } from './backend-metrics.ts';
+import { registerCertificateMetrics } from './certificates.ts';
 import type { Runtime } from './runtime.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -139,6 +140,7 @@ export class Metrics {
       },
     });
 
+    registerCertificateMetrics(this.registry, runtime, (name, fn) => this.#on(name, fn));
     this.#on(channels.accept.name, (m) => {
       const { socket } = m as { socket: Socket };
       const key = `${socket.remoteAddress}:${socket.remotePort}`;

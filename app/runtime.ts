@@ -26,6 +26,7 @@ import { checkNofile, descriptorsPerConnection } from '../src/nofile.ts';
 import { hasDescriptorBudget, isRegistryProvider } from '../src/panel.ts';
 import type { PluginContext } from '../src/plugin.ts';
 import { defaultRandom, type Random } from '../src/random.ts';
+import { IssuedCertificates } from '../src/tls/issued.ts';
 import { type AddressBook, isBackendLister } from '../src/types.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
@@ -64,6 +65,8 @@ export class Runtime implements PanelRuntime {
   admission: Admission = new LocalAdmission();
   /** Listeners bind with SO_REUSEPORT (worker threads). */
   reusePort = false;
+  /** ACME certificates and challenges; outlives engines (src/tls/issued.ts). */
+  readonly issued: IssuedCertificates;
   /** Called after the current engine's book swapped its snapshot (`onSnapshot`). */
   readonly #snapshotListeners = new Set<(book: AddressBook) => void>();
   #accessLog: ReopenableAccessLog;
@@ -85,8 +88,10 @@ export class Runtime implements PanelRuntime {
     accessLog: ReopenableAccessLog,
     injected: boolean,
     random: Random,
+    issued: IssuedCertificates,
   ) {
     this.#engine = engine;
+    this.issued = issued;
     this.registry = registry;
     this.health = health;
     this.logger = logger;
@@ -122,14 +127,15 @@ export class Runtime implements PanelRuntime {
         if (runtime !== undefined) runtime.#syncBackends(book);
       },
     };
+    const issued = new IssuedCertificates(logger);
     let engine: Engine;
     try {
-      engine = await buildEngine(loaded, context);
+      engine = await buildEngine(loaded, context, issued);
     } catch (e) {
       health.close();
       throw e;
     }
-    runtime = new Runtime(engine, registry, health, logger, accessLog, options.accessLog !== undefined, random);
+    runtime = new Runtime(engine, registry, health, logger, accessLog, options.accessLog !== undefined, random, issued);
     runtime.#injectedLogger = options.logger !== undefined;
     if (options.admission !== undefined) runtime.admission = options.admission;
     runtime.reusePort = options.reusePort ?? false;
@@ -235,7 +241,7 @@ export class Runtime implements PanelRuntime {
    */
   async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
     checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
-    const engine = await buildEngine(loaded, this.context(loaded));
+    const engine = await buildEngine(loaded, this.context(loaded), this.issued);
     let commit: (() => void) | undefined;
     try {
       commit = await beforeSwap?.(engine);

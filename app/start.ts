@@ -16,6 +16,7 @@
 
 import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
 import { type BoundPanel, followsEngine } from '../src/panel.ts';
+import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { Metrics } from './metrics.ts';
@@ -32,6 +33,8 @@ export interface Router {
   readonly reloader: Reloader;
   /** Present when the config has an `admin` section. */
   readonly admin: AdminServer | undefined;
+  /** Certificates obtained by ACME (`acme:` sections). */
+  readonly acme: AcmeManager;
   /** Reloads the config file now. */
   reload(): Promise<ReloadResult>;
   /** Graceful: stop accepting, drain within limits.drainTimeout, close. */
@@ -73,12 +76,14 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
   }
   // Engines running elsewhere (worker threads) get every snapshot the main book swaps in.
   const unfollow = followsEngine(panel) ? runtime.onSnapshot((book) => panel.snapshotChanged(book)) : noop;
+  // ACME (app/acme/): one manager on the main thread; it follows reloads and routing-table changes.
+  const acme = startAcme(runtime, panel);
   const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   let ready = true;
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {
     try {
-      admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready });
+      admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready, acme: acme.manager });
     } catch (e) {
       metrics.close();
       panel.destroy();
@@ -119,11 +124,13 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
     panel,
     reloader,
     admin,
+    acme: acme.manager,
     reload: () => reloader.reload('call'),
     async close() {
       ready = false;
       reloader.close();
       unfollow();
+      acme.close();
       await panel.close();
       await admin?.close();
       metrics?.close();

@@ -71,6 +71,7 @@ class WorkerLoop {
       reusePort: true,
     });
     this.#runtime = runtime;
+    for (const u of this.#init.issued) runtime.issued.apply(u);
     // A rejection no connection caught is logged and the thread serves on (app/process-policy.ts).
     installProcessPolicy(runtime.logger);
     const engine = resolvePanel(engineOf(spec.config.panel));
@@ -121,6 +122,14 @@ class WorkerLoop {
         return;
       case 'prepare':
         void this.#prepare(m.seq, m.engine);
+        return;
+      case 'issued':
+        try {
+          this.#runtime?.issued.apply(m.update);
+          this.#post({ t: 'ack', seq: m.seq, version: this.#version });
+        } catch (e) {
+          this.#post({ t: 'nack', seq: m.seq, error: (e as Error).message });
+        }
         return;
       case 'commit':
       case 'abort':

@@ -1,8 +1,10 @@
 /**
- * `switchboard check`: validate a config (schema, plugins and their options, TLS material, then a
+ * `switchboard check`: validate a config (schema, plugins and their options, TLS material, `acme:`
+ * sections (app/acme/check.ts), then a
  * dry build of the address book so cross-file errors show) and print every error with its path.
  */
 
+import { checkAcme } from '../app/acme/check.ts';
 import { loadConfig } from '../app/load-config.ts';
 import { ConfigError } from '../src/config/errors.ts';
 import { isSwitchboardError } from '../src/errors.ts';
@@ -22,6 +24,8 @@ export async function runCheck(file: string): Promise<number> {
       random: defaultRandom,
     };
     const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
+    const acmeErrors = await checkAcme(loaded);
+    if (acmeErrors.length > 0) throw new ConfigError(loaded.file, acmeErrors);
     const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
     await book.start();
     try {

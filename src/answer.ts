@@ -28,9 +28,9 @@ export function endWithLinger(socket: Socket, bytes: Buffer): NodeJS.Timeout {
 }
 
 /** Answers with the router's error for `code` in the client's protocol, then closes. */
-export function answer(socket: Socket, code: ResultCode, protocol: Answerable, h2Code?: number): void {
+export function answer(socket: Socket, code: ResultCode, protocol: Answerable, h2Code?: number, reason?: string): void {
   let bytes: Buffer | undefined;
-  if (protocol === 'http1') bytes = errorResponse(code);
+  if (protocol === 'http1') bytes = errorResponse(code, reason);
   else if (protocol === 'h2c') {
     bytes = goawayFrame(h2Code ?? (code === 'peek_timeout' ? H2_ERROR.NO_ERROR : H2_ERROR.REFUSED_STREAM));
   }

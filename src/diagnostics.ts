@@ -11,6 +11,7 @@
  * | switchboard:request:end          | { record } one per HTTP/1 request (per-request mode) or HTTP/2 stream |
  * | switchboard:connection:end       | { record } the access record of a finished connection    |
  * | switchboard:reload               | { ok, changed, version, errors, trigger }                |
+ * | switchboard:acme:issued          | { listener, name, result: 'ok' | 'failed', error? } one per ACME order |
  *
  * Channels are process-wide: two routers in one process publish on the same channels.
  */
@@ -24,6 +25,7 @@ export const channels = {
   requestEnd: channel('switchboard:request:end'),
   connectionEnd: channel('switchboard:connection:end'),
   reload: channel('switchboard:reload'),
+  acmeIssued: channel('switchboard:acme:issued'),
 } as const;
 
 /** The channel names, for README and subscribers. */

@@ -20,6 +20,8 @@ export const RESULT_STATUS = {
   bad_response: 502,
   overloaded: 503,
   proxy_rejected: 0,
+  /** The router answered an ACME challenge itself (HTTP-01 key authorization, TLS-ALPN-01 handshake). */
+  acme_challenge: 200,
   // The admin listener's refusals (app/admin/auth.ts); never in the access log.
   unauthorized: 401,
   host_not_allowed: 403,

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { BackendRegistry } from './backend-registry.ts';
 import type { Config, ListenerConfig } from './config/schema.ts';
 import type { Engine, PanelRuntime } from './engine.ts';
+import type { IssuedUpdate } from './tls/issued.ts';
 import type { AddressBook, Panel } from './types.ts';
 
 /** A panel that can report its bound addresses (port 0 resolved), for tests and logs. */
@@ -94,6 +95,19 @@ export interface EngineFollower {
   prepareEngine(engine: Engine): Promise<void>;
   /** The current engine's address book swapped its snapshot. */
   snapshotChanged(book: AddressBook): void;
+}
+
+/**
+ * Optional panel capability: the panel serves TLS on other threads, so certificates obtained at
+ * run time (ACME, app/acme/) and pending challenges must reach them; resolves once all have
+ * applied `update` (the CA is asked to validate only then).
+ */
+export interface IssuedForwarder {
+  forwardIssued(update: IssuedUpdate): Promise<void>;
+}
+
+export function forwardsIssued(p: Panel): p is Panel & IssuedForwarder {
+  return typeof (p as Partial<IssuedForwarder>).forwardIssued === 'function';
 }
 
 export function followsEngine(p: Panel): p is Panel & EngineFollower {

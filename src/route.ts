@@ -2,7 +2,10 @@
  * The routing decision, the same for every panel and routing mode (per-connection, per-request,
  * each stream of the http2 panel), made before anything is written to a backend:
  *
- *   Request ─► CONNECT (HTTP/1) on a listener without allowConnect? ─► 405 method_not_allowed
+ *   Request ─► HTTP-01 token of a pending ACME challenge (plaintext)? ─► 200 key authorization
+ *      │
+ *      ▼
+ *   CONNECT (HTTP/1) on a listener without allowConnect? ─► 405 method_not_allowed
  *      │
  *      ▼
  *   book.findAddresses ─► publish switchboard:route:decided ─► undefined? ─► 404 no_route
@@ -22,7 +25,7 @@ import type { Candidates, Request } from './types.ts';
 
 /** A request the router answers itself instead of routing it. */
 export interface RouteRefused {
-  readonly refused: 'method_not_allowed' | 'no_route';
+  readonly refused: 'method_not_allowed' | 'no_route' | 'acme_challenge';
   readonly reason: string | undefined;
 }
 
@@ -38,12 +41,18 @@ export function isRouteRefused(x: Candidates | RouteRefused): x is RouteRefused 
  * connection, when there is one, for subscribers of `switchboard:route:decided`.
  */
 export function decideRoute(
-  engine: Pick<Engine, 'book'>,
+  engine: Pick<Engine, 'book'> & { readonly tls?: Pick<Engine['tls'], 'issued'> },
   listener: Pick<ListenerConfig, 'name' | 'allowConnect'>,
   request: Request,
   record: AccessRecord,
   socket?: Socket,
 ): Candidates | RouteRefused {
+  // HTTP-01: a pending challenge's token on a plaintext listener is answered before routing.
+  const issued = engine.tls?.issued;
+  if (issued !== undefined && !request.secure) {
+    const keyAuthorization = issued.httpAnswer(request.path);
+    if (keyAuthorization !== undefined) return { refused: 'acme_challenge', reason: keyAuthorization };
+  }
   if (request.method === 'CONNECT' && request.protocol === 'http1' && !listener.allowConnect) {
     return { refused: 'method_not_allowed', reason: `CONNECT is not allowed on listener ${listener.name}` };
   }

@@ -10,6 +10,7 @@
  * | GET    | /routes   | { version, routes }: the book's routing table, when it has one |
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
+ * | GET    | /certificates | { certificates: [file + acme], acme: [per-name state] } (app/certificates.ts) |
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
  * | GET    | /         | the index of these endpoints (index.ts)                        |
  * | GET    | /config   | the effective config, secrets redacted (config-view.ts)        |
@@ -24,6 +25,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RoutingTableSource } from '../../src/types.ts';
+import type { AcmeManager } from '../acme/manager.ts';
+import { certificatesReport } from '../certificates.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
 import type { Runtime } from '../runtime.ts';
@@ -43,6 +46,8 @@ export interface AdminDeps {
   ready(): boolean;
   /** The dashboard's state (traffic history, reloads); server.ts creates it. */
   readonly dashboard?: Dashboard;
+  /** The ACME manager, when the router runs one. */
+  readonly acme?: AcmeManager | undefined;
 }
 
 type Handler = (
@@ -106,6 +111,7 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
     'GET /version',
     (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, file: deps.runtime.engine.loaded.file }),
   ],
+  ['GET /certificates', (_q, res, deps) => json(res, 200, certificatesReport(deps.runtime, deps.acme))],
   ['POST /reload', reload],
   ['GET /', (req, res) => indexOf(req, res, [...routes.keys()])],
   ['GET /config', (_q, res, deps) => json(res, 200, configView(deps.runtime.engine.loaded))],

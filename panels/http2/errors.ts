@@ -8,6 +8,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
+import { answerBody } from '../../src/respond.ts';
 
 /** A downstream response: HTTP/2 (compat API) or HTTP/1.1 (fallback on the same listener). */
 export type DownResponse = Http2ServerResponse | ServerResponse;
@@ -69,8 +70,8 @@ export function statusFor(code: AnswerCode, grpc: boolean): number {
 }
 
 /** The body of the router's answer to a non-gRPC request (gRPC answers have none). */
-export function errorBody(code: AnswerCode): string {
-  return `${code}\n`;
+export function errorBody(code: AnswerCode, reason?: string): string {
+  return code === 'upstream_reset' ? `${code}\n` : answerBody(code, reason);
 }
 
 /**
@@ -83,10 +84,11 @@ export function recordAnswer(
   code: AnswerCode,
   grpc: boolean,
   sent: number,
+  reason?: string,
 ): number {
   if (sent === 0) return 0;
   if (!grpc) {
-    record.bytesOut += Buffer.byteLength(errorBody(code));
+    record.bytesOut += Buffer.byteLength(errorBody(code, reason));
     return sent;
   }
   record.grpcStatus = grpcStatusOf(code);
@@ -97,7 +99,7 @@ export function recordAnswer(
  * Answers the router error `code` on `res` and ends it. Returns the HTTP status sent, or 0
  * when the response had already started (then the stream is reset instead: see `abortResponse`).
  */
-export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean): number {
+export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean, reason?: string): number {
   if (res.headersSent) {
     abortResponse(res);
     return 0;
@@ -109,7 +111,7 @@ export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean)
     res.end();
     return status;
   }
-  const body = errorBody(code);
+  const body = errorBody(code, reason);
   writeHead(res, status, {
     'content-type': 'text/plain',
     'content-length': String(Buffer.byteLength(body)),

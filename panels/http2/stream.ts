@@ -86,7 +86,7 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
   const grpc = isGrpc(req.headers['content-type']);
   const refuse = (code: ResultCode, reason?: string) => {
     req.resume(); // discard what the client still sends on this stream
-    log(code, recordAnswer(record, code, grpc, respondError(res, code, grpc)), reason);
+    log(code, recordAnswer(record, code, grpc, respondError(res, code, grpc, reason), reason), reason);
   };
 
   // A throw on this stream's path is a broken invariant (bad input is refused above with a typed

@@ -79,7 +79,7 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
     const status = protocol === 'http1' ? statusOf(code) : undefined;
     if (socket.destroyed) log(code, status, reason);
     else socket.once('close', () => log(code, status, reason));
-    answer(socket, code, protocol, h2Code);
+    answer(socket, code, protocol, h2Code, reason);
   };
   socket.on('error', noop);
 

@@ -36,7 +36,7 @@ export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): 
   // The access line counts the answer the client gets (nothing of a response went out before it).
   if (!d.client.destroyed) ex.record.bytesOut += errorResponse(code)?.length ?? 0;
   ex.finish(code, statusOf(code), reason);
-  answer(d, code);
+  answer(d, code, reason);
 }
 
 /** A request body the framing tracker cannot follow: 400 if nothing went out yet, else cut. */
@@ -52,10 +52,10 @@ export function bodyError(d: PerRequestDriver, reason: string): void {
 }
 
 /** Writes the router's answer for `code` (Connection: close) and closes after a linger. */
-function answer(d: PerRequestDriver, code: ResultCode): void {
+function answer(d: PerRequestDriver, code: ResultCode, reason?: string): void {
   stop(d, code);
   const c = d.client;
-  const bytes = errorResponse(code);
+  const bytes = errorResponse(code, reason);
   if (bytes === undefined || c.destroyed) {
     c.destroy();
     return;

@@ -20,6 +20,7 @@ import {
   type RegistryProvider,
 } from '../../src/panel.ts';
 import { SharedRegistry, sharedRegistryFor, workerThreads } from '../../src/shared-registry.ts';
+import { IssuedCertificates, type IssuedUpdate } from '../../src/tls/issued.ts';
 import { type AddressBook, isBackendLister, type RoutingTableSource } from '../../src/types.ts';
 import { type WorkerOptions, workerOptions } from './options.ts';
 import type { BookSpec, EngineSpec } from './protocol.ts';
@@ -60,6 +61,8 @@ class WorkerPanel implements BoundPanel, EngineFollower {
   #spec: EngineSpec | undefined;
   #seq = 0;
   #closing = false;
+  /** What run-time certificates the workers hold: a restarted worker starts with all of it. */
+  readonly #issued = new IssuedCertificates();
 
   constructor(entry: URL, runtime: PanelRuntime, options: WorkerOptions) {
     this.#entry = entry;
@@ -94,6 +97,14 @@ class WorkerPanel implements BoundPanel, EngineFollower {
       throw new SwitchboardError('SWB_ERR_CONFIG', `panel: worker: ${(e as Error).message}`, { cause: e });
     }
     this.#runtime.logger.info({ threads: this.#threads, engine: this.#engine }, 'worker threads ready');
+  }
+
+  /** An ACME certificate or challenge: every live worker applies it before this resolves. */
+  async forwardIssued(update: IssuedUpdate): Promise<void> {
+    this.#issued.apply(update);
+    const seq = ++this.#seq;
+    // A worker that dies meanwhile restarts with `#issued` (its init), so only the live ones count.
+    await Promise.allSettled(this.#live().map((w) => w.send({ t: 'issued', seq, update })));
   }
 
   /** Addresses every worker listens on, by listener name (port 0 resolved). */
@@ -179,6 +190,7 @@ class WorkerPanel implements BoundPanel, EngineFollower {
         shared: this.#registry!.shared,
         admission: this.#admission.state,
         logLevel: this.#runtime.logger.level,
+        issued: this.#issued.updates(),
       },
       this.#runtime,
       this.#registry!,

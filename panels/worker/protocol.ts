@@ -6,6 +6,7 @@ import type { Config } from '../../src/config/schema.ts';
 import type { SharedAdmissionState } from '../../src/listener/shared-admission.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { SharedRegistryState } from '../../src/shared-registry.ts';
+import type { IssuedUpdate } from '../../src/tls/issued.ts';
 
 /**
  * How a worker builds its address book: a routing table (every built-in book: `bfe`, sqlite,
@@ -39,6 +40,8 @@ export interface WorkerInit {
   /** The connection caps every thread counts in (src/listener/shared-admission.ts). */
   readonly admission: SharedAdmissionState;
   readonly logLevel: string;
+  /** Certificates obtained at run time and pending ACME challenges (src/tls/issued.ts). */
+  readonly issued: IssuedUpdate[];
 }
 
 /** Main → worker. */
@@ -53,6 +56,8 @@ export type ToWorker =
       readonly book: BookSpec;
       readonly slots: [string, number][];
     }
+  /** An ACME certificate or challenge for the worker's IssuedCertificates; acked once applied. */
+  | { readonly t: 'issued'; readonly seq: number; readonly update: IssuedUpdate }
   | { readonly t: 'close' };
 
 /** A diagnostics-channel message forwarded to the main thread (plain parts only). */

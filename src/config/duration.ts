@@ -1,14 +1,14 @@
 /**
- * Durations in config: strings like `500ms`, `2s`, `1m`, `1h`, or a number of milliseconds.
+ * Durations in config: strings like `500ms`, `2s`, `1m`, `1h`, `30d`, or a number of milliseconds.
  */
 import { z } from 'zod';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses `500ms` / `2s` / `1.5m` / `250` into milliseconds; undefined when malformed. */
 export function parseDuration(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
   if (m === null) return undefined;
   return Math.round(Number(m[1]) * UNIT_MS[m[2] ?? 'ms']!);
 }

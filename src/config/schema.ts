@@ -19,6 +19,7 @@ export const ADMIN_READ_PATHS = [
   '/version',
   '/config',
   '/',
+  '/certificates',
 ] as const;
 
 /** A DNS name as it appears in a `Host` header, without port: labels of letters, digits, `-` and `_`. */
@@ -44,6 +45,21 @@ export const adminSchema = z.strictObject({
 // Checked with the parser the trust checks use, so a CIDR that parses here is never dropped there.
 const cidr = z.string().refine((t) => parseCidr(t) !== undefined, 'expected an IP address or CIDR like 10.0.0.0/8');
 
+/** A listener's `acme:` section (docs/acme.md); paths relative to the config dir. */
+export const acmeSchema = z.strictObject({
+  directory: z
+    .string()
+    .url('expected the ACME directory URL, like https://acme-staging-v02.api.letsencrypt.org/directory'),
+  email: z.string().email('expected a contact e-mail address').optional(),
+  /** Default: the exact host names of the routing table. */
+  names: z.array(hostName).optional(),
+  challenge: z.enum(['tls-alpn-01', 'http-01']).default('tls-alpn-01'),
+  storage: z.string().min(1),
+  renewBefore: duration.default(30 * 86_400_000),
+  /** Trust for the directory's own TLS (test servers like pebble). */
+  ca: z.string().min(1).optional(),
+});
+
 export const listenerSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'expected a name of letters, digits, _ . -'),
   address: listenAddress,
@@ -58,6 +74,8 @@ export const listenerSchema = z.strictObject({
     .default([]),
   /** With `tls: terminate`: ask clients for a certificate signed by `ca`; `required` refuses those without. */
   clientAuth: z.strictObject({ ca: z.string().min(1), required: z.boolean().default(true) }).optional(),
+  /** With `tls: terminate`: certificates obtained and renewed by the router (docs/acme.md). */
+  acme: acmeSchema.optional(),
   allowConnect: z.boolean().default(false),
   /**
    * HTTP/2 with prior knowledge in cleartext (the h2c preface): `allow`, or `refuse` with a GOAWAY
@@ -88,8 +106,10 @@ function checkListenerTls(l: z.output<typeof listenerSchema>, i: number, ctx: z.
   const issue = (key: string, message: string) =>
     ctx.addIssue({ code: 'custom', path: ['listeners', i, key], message });
   if (l.tls === 'terminate') {
-    if (l.certificates.length === 0) issue('certificates', 'tls terminate needs at least one certificate');
+    if (l.certificates.length === 0 && l.acme === undefined)
+      issue('certificates', 'tls terminate needs at least one certificate (or an acme: section)');
   } else {
+    if (l.acme !== undefined) issue('acme', `acme needs tls: terminate (this listener is ${l.tls})`);
     if (l.certificates.length > 0)
       issue('certificates', `certificates need tls: terminate (this listener is ${l.tls})`);
     if (l.clientAuth !== undefined) issue('clientAuth', `clientAuth needs tls: terminate (this listener is ${l.tls})`);
@@ -173,6 +193,13 @@ export const configSchema = z
         });
       }
       checkListenerTls(l, i, ctx);
+      if (l.acme?.challenge === 'http-01' && !c.listeners.some((p) => p.tls === 'off')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['listeners', i, 'acme', 'challenge'],
+          message: 'challenge http-01 needs a plaintext listener (tls: off) on this router to answer it',
+        });
+      }
       if (seen.has(l.name))
         ctx.addIssue({ code: 'custom', path: ['listeners', i, 'name'], message: 'duplicate listener name' });
       seen.add(l.name);

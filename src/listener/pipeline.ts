@@ -10,11 +10,14 @@
  * promise, and no closure per connection unless a PROXY header is expected.
  */
 import type { Server, Socket } from 'node:net';
+import { LINGER_MS } from '../answer.ts';
 import type { ListenerConfig } from '../config/schema.ts';
 import { channels } from '../diagnostics.ts';
 import type { PanelRuntime } from '../engine.ts';
 import type { AccessRecord } from '../log.ts';
+import type { IssuedCertificates } from '../tls/issued.ts';
 import type { ListenerTls } from '../tls/listener-tls.ts';
+import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts';
 import { REFUSED } from './admission.ts';
 import { bindListener, boundAddress } from './bind.ts';
 import { clientAddress } from './client-address.ts';
@@ -74,6 +77,7 @@ export class ListenerPipeline implements PipelineSteps {
   readonly #bound = new Map<string, Bound>();
   readonly #sockets = new Set<Socket>();
   readonly #terminators = new WeakMap<ListenerTls, Terminator>();
+  readonly #challengers = new WeakMap<ListenerTls, Terminator>();
   #idle: (() => void) | undefined;
   #closing = false;
 
@@ -246,12 +250,43 @@ export class ListenerPipeline implements PipelineSteps {
       this.refused(c, 'bad_request', 'tls handshake: no certificates for this listener', 'tls');
       return;
     }
+    // TLS-ALPN-01 validations are told apart by their ClientHello, only while one is pending.
+    if (tls.issued?.hasChallenges(c.listener.name)) this.#acmeOrTerminate(c, tls, tls.issued);
+    else this.#terminate(c, tls);
+  }
+
+  #terminate(c: Connection, tls: ListenerTls): void {
     let t = this.#terminators.get(tls);
     if (t === undefined) {
       t = new Terminator(tls, this.#options.alpn, c.engine.limits.peekTimeout);
       this.#terminators.set(tls, t);
     }
     t.wrap(c.raw, c);
+  }
+
+  /** A ClientHello offering `acme-tls/1` for a pending name gets the challenge; never routed. */
+  #acmeOrTerminate(c: Connection, tls: ListenerTls, issued: IssuedCertificates): void {
+    peekHello(c.raw, c.remaining(), (hello, reason) => {
+      if (c.raw.destroyed || c.raw.closed) this.refused(c, 'client_closed', reason, 'tls');
+      else if (hello === undefined && reason.includes('not complete within'))
+        this.refused(c, 'peek_timeout', reason, 'tls');
+      else if (hello === undefined || !isAcmeValidation(hello, issued, c.listener.name)) this.#terminate(c, tls);
+      else {
+        let t = this.#challengers.get(tls);
+        if (t === undefined) {
+          t = challengeTerminator(issued, c.listener.name, c.engine.limits.peekTimeout);
+          this.#challengers.set(tls, t);
+        }
+        t.wrap(c.raw, {
+          secured: (s) => {
+            s.once('close', () => this.refused(c, 'acme_challenge', `tls-alpn-01 validation of ${hello.sni}`, 'tls'));
+            s.end();
+            setTimeout(() => s.destroy(), LINGER_MS).unref();
+          },
+          handshakeFailed: (why) => this.refused(c, 'bad_request', `tls handshake: ${why}`, 'tls'),
+        });
+      }
+    });
   }
 
   /** Step 5: the panel's protocol handling, on the decrypted stream. */

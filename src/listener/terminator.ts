@@ -17,6 +17,7 @@
  */
 import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { CertificateStore } from '../tls/certificate-store.ts';
 import type { ListenerTls } from '../tls/listener-tls.ts';
 
 /** Who waits for a handshake: exactly one of the two methods runs, once. */
@@ -82,15 +83,34 @@ function onClientError(err: Error, socket: TLSSocket): void {
 /** Runs server-side handshakes for one listener's certificates and one ALPN list. */
 export class Terminator {
   readonly #server: Server;
+  readonly #tls: Pick<ListenerTls, 'serverOptions'> & { readonly store?: CertificateStore };
+  #version: number;
 
-  constructor(tls: ListenerTls, alpn: readonly string[], handshakeTimeout: number) {
+  constructor(
+    tls: Pick<ListenerTls, 'serverOptions'> & { readonly store?: CertificateStore },
+    alpn: readonly string[],
+    handshakeTimeout: number,
+  ) {
+    this.#tls = tls;
+    this.#version = tls.store?.version ?? 0;
     this.#server = createServer({ ...tls.serverOptions, ALPNProtocols: [...alpn], handshakeTimeout });
     this.#server.on('secureConnection', onSecure);
     this.#server.on('tlsClientError', onClientError);
   }
 
+  /** A file certificate was reloaded from disk: the server's default (no SNI) follows it. */
+  #followStore(store: CertificateStore): void {
+    this.#version = store.version;
+    const first = store.default;
+    if (first === undefined) return;
+    const { SNICallback: _, ...options } = this.#tls.serverOptions;
+    this.#server.setSecureContext({ ...options, cert: first.cert, key: first.key });
+  }
+
   /** Starts the handshake on `raw`; `waiter` hears how it ended. */
   wrap(raw: Socket, waiter: HandshakeWaiter): void {
+    const store = this.#tls.store;
+    if (store !== undefined && store.version !== this.#version) this.#followStore(store);
     if (raw.closed) {
       waiter.handshakeFailed('client closed before the handshake');
       return;

@@ -6,8 +6,11 @@
  *      connection.
  *   2. Its names are the explicit `names:` list, else the certificate's DNS SANs, else its CN.
  *   3. On a handshake, `SNICallback` looks the server name up: exact, then one-label wildcard,
- *      then the default (the first certificate listed). No SNI → the default (the server's own
- *      context, which is the first certificate).
+ *      then an issued (ACME) certificate for the exact name (src/tls/issued.ts: files win for
+ *      the names they cover), then the default (the first certificate listed; none on an
+ *      ACME-only listener: the handshake fails, logged once per name). No SNI → the default.
+ *   4. File watching (`cert-watch.ts`) swaps one entry with `replace`; `version` tells the
+ *      Terminator to update the default of its tls.Server.
  *
  * With mutual TLS every context carries the client CA bundle: OpenSSL verifies the client chain
  * against the context the SNI callback switched to.
@@ -15,6 +18,7 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { readPem, reasonOf } from './files.ts';
+import type { IssuedCertificates, IssuedEntry } from './issued.ts';
 import { certificateNames, NameTable } from './names.ts';
 
 /** One `certificates:` entry as configured. */
@@ -34,35 +38,83 @@ export interface LoadedCertificate {
 
 /** The certificates of one listener, looked up by server name. */
 export class CertificateStore {
-  readonly #table: NameTable<SecureContext>;
-  readonly certificates: readonly LoadedCertificate[];
+  #table: NameTable<SecureContext | undefined>;
+  #certificates: LoadedCertificate[];
+  readonly #listener: string;
+  readonly #issued: IssuedCertificates | undefined;
+  readonly #clientCa: Buffer | undefined;
+  /** Issued contexts rebuilt with the client CA (mutual TLS), per entry. */
+  readonly #withCa = new WeakMap<IssuedEntry, SecureContext>();
+  /** Bumped when a file certificate is replaced (the Terminator then updates its default). */
+  version = 0;
 
-  constructor(certificates: readonly LoadedCertificate[]) {
-    const first = certificates[0];
-    if (first === undefined) throw new Error('certificate store: at least one certificate is required');
-    this.certificates = certificates;
-    this.#table = new NameTable(first.context);
-    for (const c of certificates) for (const n of c.names) this.#table.add(n, c.context);
+  constructor(
+    certificates: readonly LoadedCertificate[],
+    listener = '',
+    issued?: IssuedCertificates,
+    clientCa?: Buffer,
+  ) {
+    if (certificates.length === 0 && issued === undefined)
+      throw new Error('certificate store: at least one certificate is required');
+    this.#certificates = [...certificates];
+    this.#listener = listener;
+    this.#issued = issued;
+    this.#clientCa = clientCa;
+    this.#table = this.#build();
+  }
+
+  #build(): NameTable<SecureContext | undefined> {
+    const table = new NameTable<SecureContext | undefined>(this.#certificates[0]?.context);
+    for (const c of this.#certificates) for (const n of c.names) table.add(n, c.context);
+    return table;
+  }
+
+  /** The file certificates, in config order. */
+  get certificates(): readonly LoadedCertificate[] {
+    return this.#certificates;
   }
 
   /** The default certificate (the first listed): served when there is no SNI or no match. */
-  get default(): LoadedCertificate {
-    return this.certificates[0]!;
+  get default(): LoadedCertificate | undefined {
+    return this.#certificates[0];
   }
 
-  /** The context for a server name: exact, wildcard, else the default. */
-  contextFor(servername: string): SecureContext {
-    return this.#table.lookup(servername);
+  /** Swaps file certificate `index` for a freshly loaded one (file watching); new handshakes use it. */
+  replace(index: number, loaded: LoadedCertificate): void {
+    this.#certificates[index] = loaded;
+    this.#table = this.#build();
+    this.version++;
   }
 
-  /** For `tls.createServer({ SNICallback })`: synchronous lookup, no allocation. */
+  /** The context for a server name: file exact, file wildcard, issued (ACME), else the default. */
+  contextFor(servername: string): SecureContext | undefined {
+    const name = servername.toLowerCase();
+    const own = this.#table.find(name);
+    if (own !== undefined) return own;
+    const issued = this.#issued?.certificate(this.#listener, name);
+    if (issued !== undefined) return this.#issuedContext(issued);
+    if (this.#table.fallback === undefined) this.#issued?.noteMissing(this.#listener, name);
+    return this.#table.fallback;
+  }
+
+  #issuedContext(e: IssuedEntry): SecureContext {
+    if (this.#clientCa === undefined) return e.context;
+    let ctx = this.#withCa.get(e);
+    if (ctx === undefined) {
+      ctx = createSecureContext({ cert: e.cert, key: e.key, ca: this.#clientCa });
+      this.#withCa.set(e, ctx);
+    }
+    return ctx;
+  }
+
+  /** For `tls.createServer({ SNICallback })`: synchronous lookup. */
   readonly SNICallback = (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void): void => {
-    cb(null, this.#table.lookup(servername));
+    cb(null, this.contextFor(servername));
   };
 }
 
 /** Loads one certificate entry; pushes config errors under `where` and returns undefined on failure. */
-async function loadOne(
+export async function loadCertificate(
   spec: CertificateSpec,
   dir: string,
   where: string,
@@ -97,13 +149,14 @@ export async function loadCertificateStore(
   where: string,
   clientCa: Buffer | undefined,
   errors: string[],
+  issued?: { readonly set: IssuedCertificates; readonly listener: string },
 ): Promise<CertificateStore | undefined> {
   const before = errors.length;
   const loaded: LoadedCertificate[] = [];
   for (const [i, spec] of specs.entries()) {
-    const one = await loadOne(spec, dir, `${where}[${i}]`, clientCa, errors);
+    const one = await loadCertificate(spec, dir, `${where}[${i}]`, clientCa, errors);
     if (one !== undefined) loaded.push(one);
   }
-  if (errors.length > before || loaded.length === 0) return undefined;
-  return new CertificateStore(loaded);
+  if (errors.length > before || (loaded.length === 0 && issued === undefined)) return undefined;
+  return new CertificateStore(loaded, issued?.listener, issued?.set, clientCa);
 }

@@ -7,6 +7,7 @@
  */
 import { ConfigError } from '../config/errors.ts';
 import { type AddressBook, type ClusterPolicy, isBackendLister } from '../types.ts';
+import type { IssuedCertificates } from './issued.ts';
 import { type ListenerTls, loadListenerTls, type TerminatingListener } from './listener-tls.ts';
 import { UpstreamTls } from './upstream.ts';
 
@@ -15,6 +16,8 @@ export interface EngineTls {
   /** Terminating listeners by name. */
   readonly listeners: ReadonlyMap<string, ListenerTls>;
   readonly upstream: UpstreamTls;
+  /** The runtime's issued certificates and pending ACME challenges (src/tls/issued.ts). */
+  readonly issued: IssuedCertificates | undefined;
 }
 
 /** Loads every terminating listener's certificates; throws ConfigError naming each bad file. */
@@ -22,16 +25,17 @@ export async function buildEngineTls(
   configured: readonly (TerminatingListener & { readonly tls: string })[],
   dir: string,
   file: string,
+  issued?: IssuedCertificates,
 ): Promise<EngineTls> {
   const errors: string[] = [];
   const listeners = new Map<string, ListenerTls>();
   for (const [i, l] of configured.entries()) {
     if (l.tls !== 'terminate') continue;
-    const built = await loadListenerTls(l, dir, `listeners[${i}]`, errors);
+    const built = await loadListenerTls(l, dir, `listeners[${i}]`, errors, issued);
     if (built !== undefined) listeners.set(l.name, built);
   }
   if (errors.length > 0) throw new ConfigError(file, errors);
-  return Object.freeze({ listeners, upstream: new UpstreamTls(dir) });
+  return Object.freeze({ listeners, upstream: new UpstreamTls(dir), issued });
 }
 
 /** Builds the upstream contexts of every cluster the book lists; throws ConfigError on a bad CA. */

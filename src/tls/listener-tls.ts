@@ -5,6 +5,7 @@
 import { createSecureContext, type TlsOptions } from 'node:tls';
 import { type CertificateSpec, type CertificateStore, loadCertificateStore } from './certificate-store.ts';
 import { readPem, reasonOf } from './files.ts';
+import type { IssuedCertificates } from './issued.ts';
 
 /** A listener's `clientAuth:` block. */
 export interface ClientAuthSpec {
@@ -16,6 +17,12 @@ export interface ClientAuthSpec {
 export interface ListenerTls {
   readonly listener: string;
   readonly store: CertificateStore;
+  /** The config directory (relative certificate paths, file watching). */
+  readonly dir: string;
+  /** The runtime's issued certificates and challenges, on listeners with `acme:`. */
+  readonly issued: IssuedCertificates | undefined;
+  /** The client CA bundle (mutual TLS), for certificates reloaded from disk. */
+  readonly clientCa: Buffer | undefined;
   /** Present when clients are asked for a certificate; `required` rejects those without a valid one. */
   readonly clientAuth: { readonly required: boolean } | undefined;
   /** Options for `tls.createServer` (the caller adds `handshakeTimeout` and `ALPNProtocols`). */
@@ -27,6 +34,8 @@ export interface TerminatingListener {
   readonly name: string;
   readonly certificates: readonly CertificateSpec[];
   readonly clientAuth?: ClientAuthSpec | undefined;
+  /** Present when the router obtains certificates for this listener (ACME). */
+  readonly acme?: object | undefined;
 }
 
 /** Reads and checks the client CA bundle; undefined with an error pushed on failure. */
@@ -52,17 +61,26 @@ export async function loadListenerTls(
   dir: string,
   where: string,
   errors: string[],
+  issued?: IssuedCertificates,
 ): Promise<ListenerTls | undefined> {
   const before = errors.length;
   const ca =
     l.clientAuth === undefined ? undefined : await loadClientCa(l.clientAuth, dir, `${where}.clientAuth`, errors);
   if (errors.length > before) return undefined;
-  const store = await loadCertificateStore(l.certificates, dir, `${where}.certificates`, ca, errors);
+  // Issued (ACME) certificates are looked up on every listener that has an `acme:` section.
+  const set = l.acme !== undefined ? issued : undefined;
+  const store = await loadCertificateStore(
+    l.certificates,
+    dir,
+    `${where}.certificates`,
+    ca,
+    errors,
+    set === undefined ? undefined : { set, listener: l.name },
+  );
   if (store === undefined) return undefined;
   const first = store.default;
   const serverOptions: TlsOptions = {
-    cert: first.cert,
-    key: first.key,
+    ...(first === undefined ? {} : { cert: first.cert, key: first.key }),
     ...(ca === undefined ? {} : { ca }),
     SNICallback: store.SNICallback,
     // ALPN is the panel's choice: the listener pipeline's Terminator adds it (src/listener/).
@@ -71,6 +89,9 @@ export async function loadListenerTls(
   };
   return Object.freeze({
     listener: l.name,
+    dir,
+    issued: set,
+    clientCa: ca,
     store,
     clientAuth: l.clientAuth === undefined ? undefined : Object.freeze({ required: l.clientAuth.required }),
     serverOptions,

@@ -42,6 +42,11 @@ export class NameTable<T> {
 
   /** The value for a server name: exact, then wildcard, then the fallback. */
   lookup(servername: string): T {
+    return this.find(servername) ?? this.fallback;
+  }
+
+  /** The value for a server name: exact, then wildcard; undefined without a match. */
+  find(servername: string): T | undefined {
     const n = servername.toLowerCase();
     const exact = this.#exact.get(n);
     if (exact !== undefined) return exact;
@@ -50,6 +55,6 @@ export class NameTable<T> {
       const wild = this.#wildcard.get(n.slice(dot + 1));
       if (wild !== undefined) return wild;
     }
-    return this.fallback;
+    return undefined;
   }
 }

@@ -108,7 +108,7 @@ describe('tls config errors', () => {
       },
       { dir: pki.dir },
     );
-    expect(r.router.runtime.engine.tls.listeners.get('tls')?.store.default.names).toEqual(['other.test']);
+    expect(r.router.runtime.engine.tls.listeners.get('tls')?.store.default?.names).toEqual(['other.test']);
     await r.close();
   });
 

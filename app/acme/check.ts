@@ -1,0 +1,49 @@
+/**
+ * `switchboard check` for `acme:` sections, beyond the schema (src/config/schema.ts: keys,
+ * types, `tls: terminate`, a plaintext listener for http-01): the directory URL is https, the
+ * `ca` file is a readable PEM certificate, and the storage directory exists and is writable or
+ * can be created (its parent is writable). Paths are relative to the config directory.
+ */
+import { constants } from 'node:fs';
+import { access, readFile, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { LoadedConfig } from '../load-config.ts';
+
+async function writable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One error line per problem, each naming its config path. */
+export async function checkAcme(loaded: LoadedConfig): Promise<string[]> {
+  const errors: string[] = [];
+  for (const [i, l] of loaded.config.listeners.entries()) {
+    const a = l.acme;
+    if (a === undefined) continue;
+    const where = `listeners[${i}].acme`;
+    if (!a.directory.startsWith('https://')) errors.push(`${where}.directory: expected an https:// URL`);
+    if (a.ca !== undefined) {
+      const path = resolve(loaded.dir, a.ca);
+      try {
+        if (!(await readFile(path, 'utf8')).includes('-----BEGIN CERTIFICATE-----'))
+          errors.push(`${where}.ca: no PEM certificate in ${path}`);
+      } catch (e) {
+        errors.push(`${where}.ca: cannot read ${path}: ${(e as Error).message}`);
+      }
+    }
+    const storage = resolve(loaded.dir, a.storage);
+    try {
+      const s = await stat(storage);
+      if (!s.isDirectory()) errors.push(`${where}.storage: ${storage} is not a directory`);
+      else if (!(await writable(storage))) errors.push(`${where}.storage: ${storage} is not writable`);
+    } catch {
+      if (!(await writable(dirname(storage))))
+        errors.push(`${where}.storage: ${storage} does not exist and ${dirname(storage)} is not writable`);
+    }
+  }
+  return errors;
+}
