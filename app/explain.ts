@@ -15,6 +15,7 @@
  *
  * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
  */
+import { isIP } from 'node:net';
 import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../src/client-ip.ts';
 import type { ListenerConfig } from '../src/config/schema.ts';
 import { parseAuthority } from '../src/peek/http1-host.ts';
@@ -129,6 +130,10 @@ export function requestFor(input: ExplainInput, listener: ListenerConfig): Reque
   const sni = input.sni === undefined ? undefined : input.sni.toLowerCase().replace(/\.$/, '');
   if (input.host === undefined && sni === undefined) throw new ExplainInputError('give a host, an SNI or both');
   const clientIp = input.clientIp ?? '127.0.0.1';
+  if (isIP(clientIp) === 0) throw new ExplainInputError(`client ${JSON.stringify(clientIp)}: expected an IP address`);
+  if (input.vip !== undefined && isIP(input.vip) === 0) {
+    throw new ExplainInputError(`vip ${JSON.stringify(input.vip)}: expected an IP address`);
+  }
   const base = { clientIp, clientPort: 0, localIp: '127.0.0.1', localPort: 0, vip: input.vip, listener: listener.name };
   const alpn = input.alpn ?? [];
   if (input.host === undefined) {

@@ -142,6 +142,7 @@ describe('switchboard route matches real traffic', () => {
     [['route', '--host', 'a@b'], 2, /userinfo is not allowed/],
     [['route', '--host', 'x', '--header', 'nocolon'], 2, /expected NAME:VALUE/],
     [['route', '--host', 'x', '--bogus'], 2, /unknown option/],
+    [['route', '--host', 'x', '--client', 'abc'], 2, /client "abc": expected an IP address/],
     [['route', '--host', 'x', '--listener', 'nope'], 2, /no such listener \(have web, tls\)/],
     [['route', '--host', 'x', '-c', '/nonexistent/switchboard.yaml'], 3, /cannot read/],
   ])('%j exits %i with one clear message', async (args, code, message) => {

@@ -1,0 +1,158 @@
+/**
+ * examples/deploy/ (issue 19): the sample production config passes `switchboard check`; the
+ * Dockerfile is linted (no container engine runs here): non-root USER, exec-form CMD running
+ * `node bin/switchboard.js start` as PID 1 (no npm or shell wrapper), every COPY source exists,
+ * exec-form HEALTHCHECK; the systemd unit passes `systemd-analyze verify` and has ExecReload
+ * sending HUP and LimitNOFILE; and the router as PID 1 of its own PID namespace (as in a
+ * container) reloads on HUP and drains and exits 0 on TERM — a PID 1 gets only the signals it
+ * has handlers for.
+ */
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { startHttpBackend } from '../harness/backend.ts';
+import { hasStack, runCli } from '../harness/cli-run.ts';
+import { httpGet } from '../harness/http.ts';
+import { eventually, tempDir } from '../harness/router.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DEPLOY = join(ROOT, 'examples/deploy');
+
+/** Dockerfile instructions: continuation lines joined, comments dropped. */
+function instructions(text: string): { op: string; args: string }[] {
+  const joined = text.replace(/\\\n/g, ' ');
+  return joined
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const m = /^(\S+)\s*(.*)$/.exec(l)!;
+      return { op: m[1]!.toUpperCase(), args: m[2]!.trim() };
+    });
+}
+
+describe('examples/deploy', () => {
+  it('the sample production config passes switchboard check', async () => {
+    const r = await runCli(['check', '--config', join(DEPLOY, 'switchboard.yaml')]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain(': ok');
+    expect(hasStack(r.stderr)).toBe(false);
+    const text = await readFile(join(DEPLOY, 'switchboard.yaml'), 'utf8');
+    expect(text).toMatch(/proxyProtocol: v2/);
+    expect(text).toMatch(/^admin:\n {2}address: .*\n {2}token:/m);
+  });
+
+  it('Dockerfile: non-root, node as PID 1 in exec form, sources that exist', async () => {
+    const ins = instructions(await readFile(join(DEPLOY, 'Dockerfile'), 'utf8'));
+    expect(ins[0]?.op).toBe('FROM');
+    expect(ins[0]?.args).toMatch(/^node:2[4-9]/);
+    const last = (op: string) => ins.filter((i) => i.op === op).at(-1);
+    const user = last('USER');
+    expect(user, 'a USER instruction').toBeDefined();
+    expect(user!.args).not.toMatch(/^(root|0)(:|$)/);
+    // USER comes after the last RUN, so nothing at run time is root.
+    expect(ins.indexOf(user!)).toBeGreaterThan(ins.indexOf(last('RUN')!));
+    expect(ins.some((i) => i.op === 'ENTRYPOINT')).toBe(false);
+    const cmd = JSON.parse(last('CMD')!.args) as string[];
+    expect(cmd.slice(0, 3)).toEqual(['node', 'bin/switchboard.js', 'start']);
+    expect(cmd.join(' ')).not.toMatch(/\bnpm\b|\bsh\b|\bbash\b/);
+    expect(last('STOPSIGNAL')?.args ?? 'SIGTERM').toBe('SIGTERM');
+    const health = last('HEALTHCHECK');
+    if (health !== undefined) expect(health.args).toMatch(/CMD \[/);
+    for (const copy of ins.filter((i) => i.op === 'COPY')) {
+      const parts = copy.args.split(/\s+/).filter((p) => !p.startsWith('--'));
+      for (const source of parts.slice(0, -1)) expect(existsSync(join(ROOT, source)), `COPY ${source}`).toBe(true);
+    }
+    // The production image needs no dev dependency: nothing it copies imports one.
+    expect(ins.some((i) => i.op === 'RUN' && /npm ci --omit=dev/.test(i.args))).toBe(true);
+  });
+
+  const hasAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+  it.skipIf(!hasAnalyze)('systemd unit: systemd-analyze verify, ExecReload HUP, LimitNOFILE', async () => {
+    const unit = await readFile(join(DEPLOY, 'switchboard.service'), 'utf8');
+    expect(unit).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
+    expect(unit).toMatch(/^LimitNOFILE=\d+$/m);
+    expect(unit).toMatch(/^User=(?!root)\w+/m);
+    // verify checks that ExecStart's binary exists: point it at this Node when /usr/bin/node is absent.
+    const dir = await tempDir();
+    try {
+      const text = existsSync('/usr/bin/node') ? unit : unit.replaceAll('/usr/bin/node', process.execPath);
+      const file = join(dir, 'switchboard.service');
+      await writeFile(file, text);
+      const r = await new Promise<{ code: number; out: string }>((resolve) => {
+        execFile('systemd-analyze', ['verify', file], (e, stdout, stderr) =>
+          resolve({ code: e === null ? 0 : Number(e.code ?? 1), out: stdout + stderr }),
+        );
+      });
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).not.toMatch(/switchboard\.service:\d+: /);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  const hasUnshare = spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0;
+  it.skipIf(!hasUnshare)(
+    'as PID 1 of its own PID namespace: HUP reloads, TERM drains and exits 0',
+    async () => {
+      const backend = await startHttpBackend('b1');
+      const dir = await tempDir();
+      const config = join(dir, 'switchboard.yaml');
+      const write = (cluster: string) =>
+        writeFile(
+          config,
+          stringify({
+            listeners: [{ name: 'web', address: '127.0.0.1:0' }],
+            log: { access: 'off' },
+            limits: { drainTimeout: '2s' },
+            addressBook: {
+              name: 'bfe',
+              products: { p: { hosts: ['www.example.test'], rules: [{ cond: 'default_t()', cluster }] } },
+              clusters: { [cluster]: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
+            },
+          }),
+        );
+      await write('first');
+      let child: ChildProcess | undefined;
+      try {
+        child = spawn(
+          'unshare',
+          ['--pid', '--fork', '--kill-child', process.execPath, 'bin/switchboard.js', 'start', '--config', config],
+          { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+        );
+        let logs = '';
+        child.stderr?.on('data', (c) => (logs += c));
+        const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+        await eventually(() => logs.includes('"listening"'), 15_000, 'listening');
+        const port = Number(/"address":"127\.0\.0\.1:(\d+)"/.exec(logs)![1]);
+        expect((await httpGet(port, '/')).status).toBe(200);
+        // The router is the unshare child: PID 1 inside its namespace.
+        const node = Number(
+          (await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')).trim().split(' ')[0],
+        );
+        const nspid = (await readFile(`/proc/${node}/status`, 'utf8'))
+          .match(/^NSpid:\s+(.*)$/m)![1]!
+          .trim()
+          .split(/\s+/);
+        expect(nspid.at(-1)).toBe('1');
+        // HUP reloads (the file is unchanged, so the reload says so).
+        process.kill(node, 'SIGHUP');
+        const hup = (l: string) => l.includes('"trigger":"SIGHUP"') && l.includes('reload: config unchanged');
+        await eventually(() => logs.split('\n').some(hup), 10_000, 'reload on HUP');
+        process.kill(node, 'SIGTERM');
+        expect(await exited).toBe(0);
+        expect(logs).toContain('draining, then shutting down');
+        expect(logs).toContain('"shut down"');
+      } finally {
+        if (child?.exitCode === null) child.kill('SIGKILL');
+        await backend.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    40_000,
+  );
+});
