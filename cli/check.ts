@@ -1,45 +1,113 @@
 /**
- * `switchboard check`: validate a config (schema, plugins and their options, TLS material, then a
- * dry build of the address book so cross-file errors show) and print every error with its path.
+ * `switchboard check`: validate a config in one pass and print every problem, one per line
+ * `<config path>: <message>` on stderr:
+ *
+ * 1. the schema and each plugin (name, options), even when other keys failed (app/load-config.ts);
+ * 2. a dry build of the address book whenever its options are valid (routing-table and
+ *    condition errors, files it reads), and the TLS material when the listeners are valid.
+ *
+ * A routes file (what `import-bfe` writes) is recognised: it is compiled and the output says how
+ * to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
  */
-
-import { loadConfig } from '../app/load-config.ts';
-import { ConfigError } from '../src/config/errors.ts';
+import { relative } from 'node:path';
+import { inspectConfig, readConfigFile } from '../app/load-config.ts';
+import { resolveAddressBook } from '../app/plugins.ts';
+import { ConfigError, problemLines } from '../src/config/errors.ts';
 import { isSwitchboardError } from '../src/errors.ts';
 import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
+import type { AddressBookFactory } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
-import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
+import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
+import { UpstreamTls } from '../src/tls/upstream.ts';
+import { EXIT } from './exit.ts';
 
-/** Returns the exit code: 0 valid, 1 invalid. */
+/** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
+const ROUTES_KEYS = ['products', 'clusters', 'conditions', 'defaultProduct'];
+
+/** Whether `raw` looks like a routes file rather than a router config. */
+function isRoutesFile(raw: unknown): raw is Record<string, unknown> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return false;
+  const keys = Object.keys(raw);
+  return !keys.includes('listeners') && keys.length > 0 && keys.every((k) => ROUTES_KEYS.includes(k));
+}
+
+/** Returns the exit code: 0 valid, 3 invalid (cli/exit.ts). */
 export async function runCheck(file: string): Promise<number> {
+  let read: Awaited<ReturnType<typeof readConfigFile>>;
   try {
-    const loaded = await loadConfig(file);
-    const context = {
-      configDir: loaded.dir,
-      registry: new LocalRegistry(),
-      logger: createLogger('warn'),
-      random: defaultRandom,
-    };
-    const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
-    const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
-    await book.start();
-    try {
-      checkUpstreamTls(tls, book, loaded.file);
-    } finally {
-      await book.close();
-    }
-    process.stdout.write(`config ${loaded.file}: ok\n`);
-    return 0;
+    read = await readConfigFile(file);
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`${e.message}\n`);
-      return 1;
-    }
-    if (isSwitchboardError(e)) {
-      process.stderr.write(`config ${file}: ${e.message}\n`);
-      return 1;
-    }
-    throw e;
+    return fail(e instanceof ConfigError ? [...e.errors] : problemLines(e as Error));
   }
+  if (isRoutesFile(read.raw)) return checkRoutesFile(read.path, read.raw);
+  const parts = await inspectConfig(read.raw, read.path);
+  const errors = [...parts.errors];
+  let tls: EngineTls | undefined;
+  if (parts.loaded !== undefined) {
+    try {
+      tls = await buildEngineTls(parts.loaded.config.listeners, parts.dir, read.path);
+    } catch (e) {
+      errors.push(...linesOf(e));
+    }
+  }
+  if (parts.addressBook !== undefined) {
+    errors.push(...(await dryBuild(parts.addressBook, parts.dir, read.path, tls)));
+  }
+  if (errors.length > 0) return fail([...new Set(errors)]);
+  process.stdout.write(`config ${read.path}: ok\n`);
+  return EXIT.ok;
+}
+
+/** Starts and closes the address book once (nothing listens); returns its problems. */
+async function dryBuild(
+  addressBook: { factory: AddressBookFactory; options: unknown },
+  dir: string,
+  file: string,
+  tls: EngineTls | undefined,
+): Promise<string[]> {
+  const context = {
+    configDir: dir,
+    registry: new LocalRegistry(),
+    logger: createLogger('silent'),
+    random: defaultRandom,
+  };
+  let book: ReturnType<AddressBookFactory['create']> | undefined;
+  try {
+    book = addressBook.factory.create(addressBook.options, context);
+    await book.start();
+    checkUpstreamTls(tls ?? { listeners: new Map(), upstream: new UpstreamTls(dir) }, book, file);
+    return [];
+  } catch (e) {
+    return linesOf(e);
+  } finally {
+    await book?.close().catch(() => {});
+  }
+}
+
+/** The problem lines of an expected error; anything else is rethrown (a bug). */
+function linesOf(e: unknown): string[] {
+  if (e instanceof ConfigError) return [...e.errors];
+  if (isSwitchboardError(e)) return problemLines(e);
+  throw e;
+}
+
+/** A routes file: compile it with the bfe book and say how a config references it. */
+async function checkRoutesFile(path: string, raw: Record<string, unknown>): Promise<number> {
+  const bfe = await resolveAddressBook('bfe', '/');
+  const rel = relative(process.cwd(), path) || path;
+  const errors = await dryBuild({ factory: bfe, options: { routes: path } }, '/', path, undefined);
+  if (errors.length > 0) return fail(errors);
+  const n = (k: string) => Object.keys((raw[k] as object | undefined) ?? {}).length;
+  process.stdout.write(
+    `${path}: ok, a routes file (${n('products')} products, ${n('clusters')} clusters), not a router config.\n` +
+      `Reference it from a config (paths are relative to the config file):\n` +
+      `  addressBook:\n    name: bfe\n    routes: ${rel}\n`,
+  );
+  return EXIT.ok;
+}
+
+function fail(lines: readonly string[]): number {
+  for (const l of lines) process.stderr.write(`${l}\n`);
+  return EXIT.config;
 }

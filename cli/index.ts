@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { runStart } from '../app/start.ts';
-import { isSwitchboardError } from '../src/errors.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
+import { reportError } from './exit.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { runRoute } from './route.ts';
 
@@ -26,7 +26,12 @@ function collect(v: string, prev: string[]): string[] {
 
 /** Builds the program; `main` runs it. */
 export function program(): Command {
-  const p = new Command('switchboard').description('A TCP-level, L7-aware router').version(pkg.version);
+  const p = new Command('switchboard')
+    .description('A TCP-level, L7-aware router')
+    .version(pkg.version)
+    // Usage errors exit 2 (cli/exit.ts); set before the commands so each inherits it.
+    .exitOverride()
+    .option('--verbose', 'print the stack of an unexpected error (also SWITCHBOARD_DEBUG=1)');
   p.command('start')
     .description('run the router')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
@@ -73,15 +78,11 @@ export function program(): Command {
   return p;
 }
 
-/** Runs the CLI; bad input prints its message (no stack) and exits 2. */
+/** Runs the CLI; every failure is reported by cli/exit.ts (one line each, exit codes there). */
 export async function main(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
   } catch (e) {
-    if (isSwitchboardError(e)) {
-      process.stderr.write(`switchboard: ${e.message}\n`);
-      process.exit(2);
-    }
-    throw e;
+    process.exit(reportError(e));
   }
 }

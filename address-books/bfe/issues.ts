@@ -23,7 +23,9 @@ export class Issues {
   throwIfAny(where: string): void {
     if (this.list.length === 0) return;
     const head = where === '' ? '' : `${where}: `;
-    throw new SwitchboardError('SWB_ERR_CONFIG', `${head}${this.list.join('; ')}`);
+    // `errors`: the same problems one per line, for `check` and the CLI (src/config/errors.ts problemLines).
+    const errors = this.list.map((l) => `${head}${l}`);
+    throw Object.assign(new SwitchboardError('SWB_ERR_CONFIG', `${head}${this.list.join('; ')}`), { errors });
   }
 }
 

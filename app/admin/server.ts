@@ -16,6 +16,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../src/config/address.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
+import { listenError } from '../../src/listener/bind.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
 import { type AdminDeps, knownPaths, refuse, routes } from './routes.ts';
 
@@ -65,9 +66,7 @@ export async function startAdmin(config: AdminConfig, deps: AdminDeps): Promise<
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) =>
-      reject(new Error(`admin.address: cannot listen on ${config.address.host}:${config.address.port}: ${e.message}`)),
-    );
+    server.once('error', (e) => reject(listenError('admin.address', config.address.host, config.address.port, e)));
     server.listen(config.address.port, config.address.host, () => resolve());
   });
   server.on('error', (err) => deps.runtime.logger.error({ err: err.message }, 'admin listener error'));

@@ -3,6 +3,7 @@
  * saw, so `curl` through the router shows who served the request.
  */
 import { createServer, type Server } from 'node:http';
+import { listenError } from '../../src/listener/bind.ts';
 
 export const DEMO_BACKENDS: ReadonlyArray<readonly [name: string, port: number]> = [
   ['web-dc1', 9001],
@@ -12,7 +13,7 @@ export const DEMO_BACKENDS: ReadonlyArray<readonly [name: string, port: number]>
   ['api', 9005],
 ];
 
-/** Starts every demo backend on 127.0.0.1; resolves with a function that stops them. */
+/** Starts every demo backend on 127.0.0.1; resolves with a function that stops them (a port in use rejects with one line). */
 export async function startDemoBackends(): Promise<() => Promise<void>> {
   const servers: Server[] = [];
   for (const [name, port] of DEMO_BACKENDS) {
@@ -22,7 +23,7 @@ export async function startDemoBackends(): Promise<() => Promise<void>> {
       res.end(body);
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (e) => reject(listenError(`demo backend ${name}`, '127.0.0.1', port, e)));
       server.listen(port, '127.0.0.1', () => resolve());
     });
     servers.push(server);

@@ -8,8 +8,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import { runStart } from '../../app/start.ts';
+import { reportError } from '../../cli/exit.ts';
 import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
 
-await startDemoBackends();
-process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);
-await runStart(fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});
+// A port in use or a bad config: one line and the CLI's exit code (cli/exit.ts), no stack.
+try {
+  await startDemoBackends();
+  process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);
+  await runStart(fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});
+} catch (e) {
+  process.exit(reportError(e));
+}
