@@ -24,11 +24,12 @@ export function editDistance(a: string, b: string): number {
 
 /**
  * The known word closest to `word`, when it is close enough to be a typo: at most a third of its
- * length in edits (at least 1, at most 3), compared case-insensitively. Undefined otherwise.
+ * length in edits (at least 1, at most 3; none for words under 3 characters), compared
+ * case-insensitively. Undefined otherwise.
  */
 export function suggest(word: string, known: Iterable<string>): string | undefined {
   const w = word.toLowerCase();
-  const limit = Math.min(3, Math.max(1, Math.floor(w.length / 3)));
+  const limit = w.length < 3 ? 0 : Math.min(3, Math.max(1, Math.floor(w.length / 3)));
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const k of known) {
