@@ -10,6 +10,7 @@ import { addEtcdCommands } from './etcd.ts';
 import { reportError } from './exit.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { runRoute } from './route.ts';
+import { runSchema } from './schema.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const DEFAULT_CONFIG = 'conf/switchboard.yaml';
@@ -72,6 +73,11 @@ export function program(): Command {
     .argument('<dir>', 'BFE conf directory (host_rule.data, route_rule.data, cluster_conf.data, ...)')
     .action(async (dir: string) => {
       process.exitCode = await runImportBfe(dir);
+    });
+  p.command('schema')
+    .description('print the JSON Schema of the config, plugin options included (docs/config-schema.md)')
+    .action(async () => {
+      process.exitCode = await runSchema();
     });
   addDbCommands(p);
   addEtcdCommands(p);
