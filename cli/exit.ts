@@ -2,9 +2,10 @@
  * Exit codes and the one place the CLI turns an error into stderr lines (README "Command line"):
  *
  *   0  ok (route: routed)
- *   1  runtime failure: a port in use, a peer or database unreachable (route: no route)
+ *   1  runtime failure: a port in use, an unexpected error (route: no route)
  *   2  usage: an unknown command or option, a bad option value
- *   3  invalid config: the file, or what it points at (certificates, routes, address-book files)
+ *   3  invalid config: the file, or what it names (certificates, routes files, an address-book
+ *      source that is invalid or cannot be read when starting: file, database, etcd)
  *
  * Every expected failure is one line per problem, `<config path>: <message>`, never a stack. An
  * unexpected error (a bug) prints its message and exits 1; its stack only with `--verbose` or

@@ -146,7 +146,7 @@ describe('last known good: sqlite book', () => {
       (e: unknown) => e as { code: string; message: string },
     );
     expect(err?.code).toBe('SWB_ERR_ADDRESS_BOOK');
-    expect(err?.message).toContain('address-books.sqlite: routes.db: open:');
+    expect(err?.message).toContain('addressBook.path: routes.db: open:');
     expect(err?.message).toContain(`(no last-good cache at ${join(dir, 'routes.last-good.json')})`);
     await book.close();
     await rm(dir, { recursive: true, force: true });
