@@ -122,24 +122,25 @@ const shallowSchema = routingTableSchema.extend({
  * problem in the top-level keys falls back to the whole-table parse so the message is the same.
  */
 function* validate(input: unknown, prefix: string, issues: Issues): Steps<RoutingTable> {
-  const top = shallowSchema.safeParse(input);
+  const top = shallowSchema.safeParse(input, { reportInput: true });
   if (!top.success) {
-    const whole = routingTableSchema.safeParse(input);
-    issues.addZod(whole.success ? top.error : whole.error, prefix);
+    const whole = routingTableSchema.safeParse(input, { reportInput: true });
+    if (whole.success) issues.addZod(top.error, prefix, shallowSchema);
+    else issues.addZod(whole.error, prefix, routingTableSchema);
     return undefined as unknown as RoutingTable; // the caller throws on the issues
   }
   const products: Record<string, ProductConfig> = {};
   for (const [name, raw] of Object.entries(top.data.products)) {
-    const p = productSchema.safeParse(raw);
+    const p = productSchema.safeParse(raw, { reportInput: true });
     if (p.success) products[name] = p.data;
-    else issues.addZod(p.error, joinPath(prefix, ['products', name]));
+    else issues.addZod(p.error, joinPath(prefix, ['products', name]), productSchema);
     yield;
   }
   const clusters: Record<string, ClusterConfig> = {};
   for (const [name, raw] of Object.entries(top.data.clusters)) {
-    const c = clusterSchema.safeParse(raw);
+    const c = clusterSchema.safeParse(raw, { reportInput: true });
     if (c.success) clusters[name] = c.data;
-    else issues.addZod(c.error, joinPath(prefix, ['clusters', name]));
+    else issues.addZod(c.error, joinPath(prefix, ['clusters', name]), clusterSchema);
     yield;
   }
   return { ...top.data, products, clusters };

@@ -302,7 +302,7 @@ describe('time-sliced compile', () => {
   ])('validates piece by piece with the messages of the whole-table parse: %s', async (_what, input) => {
     const whole = routingTableSchema.safeParse(input);
     const issues = new Issues();
-    issues.addZod(whole.error!, 'addressBook');
+    issues.addZod(whole.error!, 'addressBook', routingTableSchema);
     const expected = `src: ${issues.list.join('; ')}`;
     const options = { pathPrefix: 'addressBook', source: 'src' };
     expect(() => compileRoutingTable(input, options)).toThrow(expected);
