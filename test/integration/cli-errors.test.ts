@@ -89,6 +89,15 @@ describe('switchboard check and start: one line, a config path, an exit code', (
     expectNoStack(r.stderr);
   });
 
+  it('a busy listener port with panel: worker: the same line, naming the thread; exit 1', async () => {
+    const port = await busyPort();
+    const file = await config('busy-worker.yaml', `listeners: [{ name: web, address: 127.0.0.1:${port} }]\n${BOOK}`);
+    const r = await runCli(['start', '--config', file, '--panel', 'worker', '--workers', '1']);
+    expect(r.code).toBe(1);
+    expect(r.messages).toEqual([`listeners[0].address: 127.0.0.1:${port} is in use (EADDRINUSE) (worker 0)`]);
+    expectNoStack(r.stderr);
+  });
+
   it('a busy admin port: admin.address … is in use (EADDRINUSE); exit 1', async () => {
     const port = await busyPort();
     const file = await config(
