@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { canonicalIp } from '../../src/ip.ts';
+import { didYouMean } from '../../src/suggest.ts';
 import type { Request } from '../../src/types.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
@@ -104,7 +105,10 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   let defaultProduct: HostEntry | undefined;
   if (table.defaultProduct !== undefined) {
     const where = at(ctx, 'defaultProduct');
-    if (!(table.defaultProduct in table.products)) issues.add(where, `product ${table.defaultProduct} does not exist`);
+    if (!(table.defaultProduct in table.products)) {
+      const hint = didYouMean(table.defaultProduct, Object.keys(table.products));
+      issues.add(where, `product ${table.defaultProduct} does not exist${hint}`);
+    }
     defaultProduct = entry(table.defaultProduct, 'default', undefined, table.defaultProduct, where);
   }
   issues.throwIfAny(source);
@@ -198,7 +202,8 @@ function* addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<str
 
 function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | undefined {
   const c = ctx.clusters.get(cluster);
-  if (c === undefined) ctx.issues.add(where, `cluster ${cluster} does not exist`);
+  if (c === undefined)
+    ctx.issues.add(where, `cluster ${cluster} does not exist${didYouMean(cluster, ctx.clusters.keys())}`);
   return c;
 }
 

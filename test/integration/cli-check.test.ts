@@ -83,6 +83,27 @@ addressBook:
     for (const line of r.messages) expect(line).toMatch(LINE);
   });
 
+  it('misspelt cluster, product and named-condition references get a suggestion', async () => {
+    const r = await check(
+      'refs.yaml',
+      `listeners: [{ name: web, address: 127.0.0.1:0 }]
+addressBook:
+  name: bfe
+  conditions: { canary: 'req_header_value_in("X", "1", false)' }
+  defaultProduct: wbe
+  products:
+    web: { hosts: [www.example.test], rules: [{ cond: "$canry", cluster: wbe }, { cond: "default_t()", cluster: web }] }
+  clusters: { web: { subclusters: { s1: { weight: 1, backends: [{ address: 127.0.0.1:9 }] } } } }
+`,
+    );
+    expect(r.code).toBe(3);
+    expect(r.messages.sort()).toEqual([
+      'addressBook.defaultProduct: product wbe does not exist (did you mean "web"?)',
+      'addressBook.products.web.rules[0].cluster: cluster wbe does not exist (did you mean "web"?)',
+      'addressBook.products.web.rules[0].cond: column 1: unknown condition $canry (did you mean "canary"?)',
+    ]);
+  });
+
   it('a cluster tls.ca that cannot be read names addressBook.clusters.<name>.tls.ca', async () => {
     const r = await check(
       'ca.yaml',
