@@ -4,7 +4,7 @@
  *
  * 1. the schema and each plugin (name, options), even when other keys failed (app/load-config.ts);
  * 2. a dry build of the address book whenever its options are valid (routing-table and
- *    condition errors, files it reads), and the TLS material when the listeners are valid.
+ *    condition errors, files it reads), and the TLS material whenever the listeners are valid.
  *
  * A routes file (what `import-bfe` writes) is recognised: it is compiled and the output says how
  * to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
@@ -13,6 +13,7 @@ import { relative } from 'node:path';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
 import { resolveAddressBook } from '../app/plugins.ts';
 import { ConfigError, problemLines } from '../src/config/errors.ts';
+import { configSchema, type ListenerConfig } from '../src/config/schema.ts';
 import { isSwitchboardError } from '../src/errors.ts';
 import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
@@ -44,9 +45,10 @@ export async function runCheck(file: string): Promise<number> {
   const parts = await inspectConfig(read.raw, read.path);
   const errors = [...parts.errors];
   let tls: EngineTls | undefined;
-  if (parts.loaded !== undefined) {
+  const listeners = parts.loaded?.config.listeners ?? validListeners(read.raw);
+  if (listeners !== undefined) {
     try {
-      tls = await buildEngineTls(parts.loaded.config.listeners, parts.dir, read.path);
+      tls = await buildEngineTls(listeners, parts.dir, read.path);
     } catch (e) {
       errors.push(...linesOf(e));
     }
@@ -57,6 +59,13 @@ export async function runCheck(file: string): Promise<number> {
   if (errors.length > 0) return fail([...new Set(errors)]);
   process.stdout.write(`config ${read.path}: ok\n`);
   return EXIT.ok;
+}
+
+/** The listeners of a config whose schema failed elsewhere, when they alone are valid. */
+function validListeners(raw: unknown): ListenerConfig[] | undefined {
+  const value = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>).listeners : undefined;
+  const r = configSchema.shape.listeners.safeParse(value);
+  return r.success ? r.data : undefined;
 }
 
 /** Starts and closes the address book once (nothing listens); returns its problems. */

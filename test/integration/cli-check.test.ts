@@ -104,6 +104,22 @@ addressBook:
     ]);
   });
 
+  it('listener certificates that do not exist are reported beside schema errors elsewhere', async () => {
+    const r = await check(
+      'certs.yaml',
+      `listeners:
+  - { name: web, address: 127.0.0.1:0, tls: terminate, certificates: [{ cert: a.crt, key: a.key }] }
+limits: { idleTimout: 5s }
+`,
+    );
+    expect(r.code).toBe(3);
+    expect(r.messages).toEqual([
+      'limits.idleTimout: unknown key (did you mean "idleTimeout"?)',
+      `listeners[0].certificates[0].cert: file not found: ${join(dir, 'a.crt')}`,
+      `listeners[0].certificates[0].key: file not found: ${join(dir, 'a.key')}`,
+    ]);
+  });
+
   it('a cluster tls.ca that cannot be read names addressBook.clusters.<name>.tls.ca', async () => {
     const r = await check(
       'ca.yaml',
@@ -116,7 +132,7 @@ addressBook:
     );
     expect(r.code).toBe(3);
     expect(r.messages).toHaveLength(1);
-    expect(r.messages[0]).toMatch(/^addressBook\.clusters\.web\.tls\.ca: cannot read .*missing-ca\.crt/);
+    expect(r.messages[0]).toMatch(/^addressBook\.clusters\.web\.tls\.ca: file not found: .*missing-ca\.crt$/);
   });
 
   it('unknown keys are reported, never stripped: in plugin options too', async () => {
