@@ -9,7 +9,7 @@
  * A routes file (what `import-bfe` writes) is recognised: it is compiled and the output says how
  * to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
  */
-import { relative } from 'node:path';
+import { basename } from 'node:path';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
 import { resolveAddressBook } from '../app/plugins.ts';
 import { ConfigError, problemLines } from '../src/config/errors.ts';
@@ -104,14 +104,13 @@ function linesOf(e: unknown): string[] {
 /** A routes file: compile it with the bfe book and say how a config references it. */
 async function checkRoutesFile(path: string, raw: Record<string, unknown>): Promise<number> {
   const bfe = await resolveAddressBook('bfe', '/');
-  const rel = relative(process.cwd(), path) || path;
   const errors = await dryBuild({ factory: bfe, options: { routes: path } }, '/', path, undefined);
   if (errors.length > 0) return fail(errors);
   const n = (k: string) => Object.keys((raw[k] as object | undefined) ?? {}).length;
   process.stdout.write(
     `${path}: ok, a routes file (${n('products')} products, ${n('clusters')} clusters), not a router config.\n` +
-      `Reference it from a config (paths are relative to the config file):\n` +
-      `  addressBook:\n    name: bfe\n    routes: ${rel}\n`,
+      `Reference it from a config in the same directory (paths are relative to the config file):\n` +
+      `  addressBook:\n    name: bfe\n    routes: ${basename(path)}\n`,
   );
   return EXIT.ok;
 }

@@ -167,7 +167,16 @@ clusters: { web: { subclusters: { s1: { weight: 1, backends: [{ address: 127.0.0
     );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('a routes file (1 products, 1 clusters), not a router config');
-    expect(r.stdout).toMatch(/addressBook:\n\s+name: bfe\n\s+routes: .*routes\.yaml\n/);
+    expect(r.stdout).toMatch(/addressBook:\n\s+name: bfe\n\s+routes: routes\.yaml\n/);
+  });
+
+  it('what import-bfe writes is recognised the same way', async () => {
+    const imported = await runCli(['import-bfe', 'test/fixtures/bfe/conf']);
+    expect(imported.code).toBe(0);
+    const r = await check('imported.yaml', imported.stdout);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('imported.yaml: ok, a routes file (');
+    expect(r.stdout).toContain('    routes: imported.yaml\n');
   });
 
   it('a routes file with errors: each with its path, exit 3', async () => {
