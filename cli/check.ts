@@ -6,8 +6,8 @@
  * 2. a dry build of the address book whenever its options are valid (routing-table and
  *    condition errors, files it reads), and the TLS material whenever the listeners are valid.
  *
- * A routes file (what `import-bfe` writes) is recognised: it is compiled and the output says how
- * to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
+ * A routes file (what `import-bfe` writes) or a `file` book's list is recognised: it is loaded
+ * and the output says how to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
  */
 import { basename } from 'node:path';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
@@ -33,6 +33,15 @@ function isRoutesFile(raw: unknown): raw is Record<string, unknown> {
   return !keys.includes('listeners') && keys.length > 0 && keys.every((k) => ROUTES_KEYS.includes(k));
 }
 
+/** Whether `raw` looks like a `file` book's list (`- { host, backends }`). */
+function isServerList(raw: unknown): raw is unknown[] {
+  return (
+    Array.isArray(raw) &&
+    raw.length > 0 &&
+    raw.every((e) => e !== null && typeof e === 'object' && 'host' in e && 'backends' in e)
+  );
+}
+
 /** Returns the exit code: 0 valid, 3 invalid (cli/exit.ts). */
 export async function runCheck(file: string): Promise<number> {
   let read: Awaited<ReturnType<typeof readConfigFile>>;
@@ -42,6 +51,7 @@ export async function runCheck(file: string): Promise<number> {
     return fail(e instanceof ConfigError ? [...e.errors] : problemLines(e as Error));
   }
   if (isRoutesFile(read.raw)) return checkRoutesFile(read.path, read.raw);
+  if (isServerList(read.raw)) return checkServerList(read.path, read.raw.length);
   const parts = await inspectConfig(read.raw, read.path);
   const errors = [...parts.errors];
   let tls: EngineTls | undefined;
@@ -111,6 +121,19 @@ async function checkRoutesFile(path: string, raw: Record<string, unknown>): Prom
     `${path}: ok, a routes file (${n('products')} products, ${n('clusters')} clusters), not a router config.\n` +
       `Reference it from a config in the same directory (paths are relative to the config file):\n` +
       `  addressBook:\n    name: bfe\n    routes: ${basename(path)}\n`,
+  );
+  return EXIT.ok;
+}
+
+/** A `file` book's list: load it with the file book and say how a config references it. */
+async function checkServerList(path: string, entries: number): Promise<number> {
+  const file = await resolveAddressBook('file', '/');
+  const errors = await dryBuild({ factory: file, options: { path, watch: false } }, '/', path, undefined);
+  if (errors.length > 0) return fail(errors);
+  process.stdout.write(
+    `${path}: ok, a file address book list (${entries} entries), not a router config.\n` +
+      `Reference it from a config in the same directory (paths are relative to the config file):\n` +
+      `  addressBook:\n    name: file\n    path: ${basename(path)}\n`,
   );
   return EXIT.ok;
 }

@@ -179,6 +179,13 @@ clusters: { web: { subclusters: { s1: { weight: 1, backends: [{ address: 127.0.0
     expect(r.stdout).toContain('    routes: imported.yaml\n');
   });
 
+  it('a file book list (conf/servers.yaml) is recognised too', async () => {
+    const r = await runCli(['check', '--config', 'conf/servers.yaml']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('servers.yaml: ok, a file address book list (');
+    expect(r.stdout).toMatch(/addressBook:\n\s+name: file\n\s+path: servers\.yaml\n/);
+  });
+
   it('a routes file with errors: each with its path, exit 3', async () => {
     const r = await check(
       'bad-routes.yaml',
