@@ -20,7 +20,9 @@ afterAll(async () => {
 async function check(name: string, text: string) {
   const file = join(dir, name);
   await writeFile(file, text);
-  return runCli(['check', '--config', file]);
+  const r = await runCli(['check', '--config', file]);
+  expect(r.stderr).not.toMatch(STACK);
+  return r;
 }
 
 /** One problem per line, each `<config path>: <message>`. */
