@@ -21,7 +21,7 @@ import type { AddressBookFactory } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
 import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
 import { UpstreamTls } from '../src/tls/upstream.ts';
-import { EXIT } from './exit.ts';
+import { EXIT, storeDown } from './exit.ts';
 
 /** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
 const ROUTES_KEYS = ['products', 'clusters', 'conditions', 'defaultProduct'];
@@ -42,7 +42,7 @@ function isServerList(raw: unknown): raw is unknown[] {
   );
 }
 
-/** Returns the exit code: 0 valid, 3 invalid (cli/exit.ts). */
+/** Returns the exit code: 0 valid, 3 invalid, 1 when only the address book's store did not answer (cli/exit.ts). */
 export async function runCheck(file: string): Promise<number> {
   let read: Awaited<ReturnType<typeof readConfigFile>>;
   try {
@@ -63,10 +63,14 @@ export async function runCheck(file: string): Promise<number> {
       errors.push(...linesOf(e));
     }
   }
+  let down = false;
   if (parts.addressBook !== undefined) {
-    errors.push(...(await dryBuild(parts.addressBook, parts.dir, read.path, tls)));
+    const built = await dryBuild(parts.addressBook, parts.dir, read.path, tls);
+    // Only a store that did not answer: not an invalid config, a runtime failure (exit 1).
+    down = built.down && errors.length === 0;
+    errors.push(...built.errors);
   }
-  if (errors.length > 0) return fail([...new Set(errors)]);
+  if (errors.length > 0) return fail([...new Set(errors)], down ? EXIT.failure : EXIT.config);
   process.stdout.write(`config ${read.path}: ok\n`);
   return EXIT.ok;
 }
@@ -84,7 +88,7 @@ async function dryBuild(
   dir: string,
   file: string,
   tls: EngineTls | undefined,
-): Promise<string[]> {
+): Promise<{ errors: string[]; down: boolean }> {
   const context = {
     configDir: dir,
     registry: new LocalRegistry(),
@@ -96,9 +100,9 @@ async function dryBuild(
     book = addressBook.factory.create(addressBook.options, context);
     await book.start();
     checkUpstreamTls(tls ?? { listeners: new Map(), upstream: new UpstreamTls(dir) }, book, file);
-    return [];
+    return { errors: [], down: false };
   } catch (e) {
-    return linesOf(e);
+    return { errors: linesOf(e), down: storeDown(e as Error) };
   } finally {
     await book?.close().catch(() => {});
   }
@@ -114,7 +118,7 @@ function linesOf(e: unknown): string[] {
 /** A routes file: compile it with the bfe book and say how a config references it. */
 async function checkRoutesFile(path: string, raw: Record<string, unknown>): Promise<number> {
   const bfe = await resolveAddressBook('bfe', '/');
-  const errors = await dryBuild({ factory: bfe, options: { routes: path } }, '/', path, undefined);
+  const { errors } = await dryBuild({ factory: bfe, options: { routes: path } }, '/', path, undefined);
   if (errors.length > 0) return fail(errors);
   const n = (k: string) => Object.keys((raw[k] as object | undefined) ?? {}).length;
   process.stdout.write(
@@ -128,7 +132,7 @@ async function checkRoutesFile(path: string, raw: Record<string, unknown>): Prom
 /** A `file` book's list: load it with the file book and say how a config references it. */
 async function checkServerList(path: string, entries: number): Promise<number> {
   const file = await resolveAddressBook('file', '/');
-  const errors = await dryBuild({ factory: file, options: { path, watch: false } }, '/', path, undefined);
+  const { errors } = await dryBuild({ factory: file, options: { path, watch: false } }, '/', path, undefined);
   if (errors.length > 0) return fail(errors);
   process.stdout.write(
     `${path}: ok, a file address book list (${entries} entries), not a router config.\n` +
@@ -138,7 +142,7 @@ async function checkServerList(path: string, entries: number): Promise<number> {
   return EXIT.ok;
 }
 
-function fail(lines: readonly string[]): number {
+function fail(lines: readonly string[], code: number = EXIT.config): number {
   for (const l of lines) process.stderr.write(`${l}\n`);
-  return EXIT.config;
+  return code;
 }

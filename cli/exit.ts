@@ -2,10 +2,11 @@
  * Exit codes and the one place the CLI turns an error into stderr lines (README "Command line"):
  *
  *   0  ok (route: routed)
- *   1  runtime failure: a port in use, an unexpected error (route: no route)
+ *   1  runtime failure: a port in use, an address-book store that does not answer (an
+ *      address-book error caused by the store's own error), an unexpected error (route: no route)
  *   2  usage: an unknown command or option, a bad option value
  *   3  invalid config: the file, or what it names (certificates, routes files, an address-book
- *      source that is invalid or cannot be read when starting: file, database, etcd)
+ *      source that is missing or invalid)
  *
  * Every expected failure is one line per problem, `<config path>: <message>`, never a stack. An
  * unexpected error (a bug) prints its message and exits 1; its stack only with `--verbose` or
@@ -26,6 +27,14 @@ export function debugEnabled(argv: readonly string[] = process.argv, env = proce
 /** Codes whose errors are about the config or what it names. */
 const CONFIG_CODES = new Set(['SWB_ERR_CONFIG', 'SWB_ERR_CONDITION', 'SWB_ERR_ADDRESS_BOOK', 'SWB_ERR_PLUGIN']);
 
+/** An address-book error caused by an error that is not ours: the store did not answer (etcd down). */
+export function storeDown(e: Error): boolean {
+  if ((e as { code?: string }).code !== 'SWB_ERR_ADDRESS_BOOK') return false;
+  let cause: unknown = e.cause;
+  while (isSwitchboardError(cause)) cause = cause.cause;
+  return cause instanceof Error;
+}
+
 /** Writes `e` to stderr as described above and returns the exit code. */
 export function reportError(
   e: unknown,
@@ -45,7 +54,7 @@ export function reportError(
   if (isSwitchboardError(e)) {
     for (const line of problemLines(e)) write(`${line}\n`);
     if (debug && e.stack !== undefined) write(`${e.stack}\n`);
-    return CONFIG_CODES.has(e.code) ? EXIT.config : EXIT.failure;
+    return CONFIG_CODES.has(e.code) && !storeDown(e) ? EXIT.config : EXIT.failure;
   }
   const err = e instanceof Error ? e : new Error(String(e));
   if (debug) write(`switchboard: internal error: ${err.stack ?? err.message}\n`);

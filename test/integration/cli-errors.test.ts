@@ -110,6 +110,24 @@ describe('switchboard check and start: one line, a config path, an exit code', (
     expectNoStack(r.stderr);
   });
 
+  it('an etcd book whose store does not answer: one line naming addressBook.endpoints; exit 1 (runtime, not config)', async () => {
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as { port: number }).port;
+    await new Promise<void>((r) => s.close(() => r()));
+    const file = await config(
+      'etcd-down.yaml',
+      `listeners: [{ name: web, address: 127.0.0.1:0 }]\naddressBook: { name: etcd, endpoints: ["http://127.0.0.1:${port}"], prefix: /swb/, dialTimeout: 1s }\n`,
+    );
+    for (const cmd of ['check', 'start']) {
+      const r = await runCli([cmd, '--config', file]);
+      expect(r.code).toBe(1);
+      expect(r.messages).toHaveLength(1);
+      expect(r.messages[0]).toMatch(new RegExp(`^addressBook\\.endpoints: http://127\\.0\\.0\\.1:${port}: `));
+      expectNoStack(r.stderr);
+    }
+  });
+
   it('a config file that does not exist: one line naming it; exit 3', async () => {
     const r = await runCli(['check', '--config', join(dir, 'missing.yaml')]);
     expect(r.code).toBe(3);
