@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, formatIssues } from '../src/config/errors.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
-import { configSchema } from '../src/config/schema.ts';
+import { configSchema, type PluginRef } from '../src/config/schema.ts';
 import { type AnyPanelFactory, isPanelValidator } from '../src/panel.ts';
 import type { AddressBookFactory, OperatorFactory } from '../src/plugin.ts';
 import { resolvePanel } from './panels.ts';
@@ -29,15 +29,23 @@ export type { LoadedConfig } from '../src/config/loaded.ts';
 
 /** Reads, parses and validates `file`; throws ConfigError listing every problem. */
 export async function loadConfig(file: string, overrides: ConfigOverrides = {}): Promise<LoadedConfig> {
+  const { path, text, raw } = await readConfigFile(file);
+  return validateConfig(raw, path, text, overrides);
+}
+
+/** Reads and parses the YAML of `file` (absolute `path`); throws ConfigError naming the file. */
+export async function readConfigFile(file: string): Promise<{ path: string; text: string; raw: unknown }> {
   const path = resolve(file);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new ConfigError(path, [`cannot read: ${(e as Error).message}`]);
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ConfigError(path, [
+      code === 'ENOENT' ? `${path}: config file not found` : `${path}: cannot read: ${(e as Error).message}`,
+    ]);
   }
-  const raw = parseYaml(path, text);
-  return validateConfig(raw, path, text, overrides);
+  return { path, text, raw: parseYaml(path, text) };
 }
 
 function parseYaml(path: string, text: string): unknown {
@@ -45,7 +53,7 @@ function parseYaml(path: string, text: string): unknown {
   if (doc.errors.length > 0) {
     throw new ConfigError(
       path,
-      doc.errors.map((e) => `yaml line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`),
+      doc.errors.map((e) => `${path}: yaml line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`),
     );
   }
   try {
@@ -53,7 +61,7 @@ function parseYaml(path: string, text: string): unknown {
   } catch (e) {
     // toJS() throws plain errors for what parsing let through, e.g. an alias with no anchor
     // (`*x`); found by test/adversarial/config-fuzz.
-    throw new ConfigError(path, [`yaml: ${(e as Error).message.split('\n')[0]}`]);
+    throw new ConfigError(path, [`${path}: yaml: ${(e as Error).message.split('\n')[0]}`]);
   }
 }
 
@@ -64,21 +72,56 @@ export async function validateConfig(
   text: string,
   overrides: ConfigOverrides = {},
 ): Promise<LoadedConfig> {
+  const parts = await inspectConfig(raw, path, overrides);
+  if (parts.loaded === undefined) throw new ConfigError(path, parts.errors);
+  return { ...parts.loaded, text };
+}
+
+/** What one validation pass found: every error, and each part that did validate. */
+export interface ConfigParts {
+  readonly errors: readonly string[];
+  /** Present when the whole config is valid. */
+  readonly loaded: Omit<LoadedConfig, 'text'> | undefined;
+  /** Each plugin whose name resolved and whose options are valid, even when other keys are not. */
+  readonly addressBook: LoadedConfig['addressBook'] | undefined;
+  readonly dir: string;
+}
+
+/**
+ * One pass over the whole config: the schema, and each plugin (name and options) even when other
+ * keys failed, so `check` reports everything at once. Never throws on bad input.
+ */
+export async function inspectConfig(raw: unknown, path: string, overrides: ConfigOverrides = {}): Promise<ConfigParts> {
   const withOverrides = applyOverrides(raw, overrides);
-  const parsed = configSchema.safeParse(withOverrides);
-  if (!parsed.success) throw new ConfigError(path, formatIssues(parsed.error.issues));
+  const parsed = configSchema.safeParse(withOverrides, { reportInput: true });
+  const errors: string[] = parsed.success ? [] : formatIssues(parsed.error.issues, '', configSchema);
   const dir = dirname(path);
-  const errors: string[] = [];
-  const panel = await resolvePlugin('panel', parsed.data.panel, dir, async (name) => resolvePanel(name), errors);
-  const operator = await resolvePlugin('operator', parsed.data.operator, dir, resolveOperator, errors);
-  const addressBook = await resolvePlugin('addressBook', parsed.data.addressBook, dir, resolveAddressBook, errors);
-  if (errors.length > 0 || panel === undefined || operator === undefined || addressBook === undefined)
-    throw new ConfigError(path, errors);
+  const ref = (key: 'panel' | 'operator' | 'addressBook') =>
+    parsed.success ? parsed.data[key] : pluginRefOf(withOverrides, key);
+  const panel = await resolvePlugin('panel', ref('panel'), dir, async (name) => resolvePanel(name), errors);
+  const operator = await resolvePlugin('operator', ref('operator'), dir, resolveOperator, errors);
+  const addressBook = await resolvePlugin('addressBook', ref('addressBook'), dir, resolveAddressBook, errors);
+  const none = { errors, loaded: undefined, addressBook, dir };
+  if (
+    !parsed.success ||
+    errors.length > 0 ||
+    panel === undefined ||
+    operator === undefined ||
+    addressBook === undefined
+  )
+    return none;
   // The panel's options with their defaults, where the worker threads and the admin API read them.
   const config = { ...parsed.data, panel: { name: parsed.data.panel.name, ...(panel.options as object) } };
   if (isPanelValidator(panel.factory)) errors.push(...panel.factory.validate(config, panel.options));
-  if (errors.length > 0) throw new ConfigError(path, errors);
-  return { file: path, dir, config, panel, operator, addressBook, text };
+  if (errors.length > 0) return none;
+  return { errors, loaded: { file: path, dir, config, panel, operator, addressBook }, addressBook, dir };
+}
+
+/** A plugin reference read on its own from a config whose schema failed elsewhere. */
+function pluginRefOf(raw: unknown, key: 'panel' | 'operator' | 'addressBook'): PluginRef | undefined {
+  const value = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>)[key] : undefined;
+  const r = configSchema.shape[key].safeParse(value);
+  return r.success ? r.data : undefined;
 }
 
 function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
@@ -108,11 +151,12 @@ function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {
 
 async function resolvePlugin<F extends AnyPanelFactory | OperatorFactory | AddressBookFactory>(
   key: 'panel' | 'operator' | 'addressBook',
-  ref: { name: string; [k: string]: unknown },
+  ref: PluginRef | undefined,
   dir: string,
   resolver: (name: string, dir: string) => Promise<F>,
   errors: string[],
 ): Promise<{ factory: F; options: unknown } | undefined> {
+  if (ref === undefined) return undefined;
   let factory: F;
   try {
     factory = await resolver(ref.name, dir);
@@ -129,9 +173,9 @@ async function resolvePlugin<F extends AnyPanelFactory | OperatorFactory | Addre
     }
     return { factory, options: {} };
   }
-  const parsed = factory.options.safeParse(rest);
+  const parsed = factory.options.safeParse(rest, { reportInput: true });
   if (!parsed.success) {
-    errors.push(...formatIssues(parsed.error.issues, key));
+    errors.push(...formatIssues(parsed.error.issues, key, factory.options));
     return undefined;
   }
   return { factory, options: parsed.data };

@@ -6,6 +6,7 @@ import { http2Panel } from '../panels/http2/index.ts';
 import { netPanel } from '../panels/net/index.ts';
 import { workerPanel } from '../panels/worker/index.ts';
 import type { AnyPanelFactory } from '../src/panel.ts';
+import { didYouMean } from '../src/suggest.ts';
 
 export type { AnyPanelFactory, BoundPanel, PanelFactory } from '../src/panel.ts';
 
@@ -22,6 +23,8 @@ export const builtinPanels: Readonly<Record<string, AnyPanelFactory>> = {
 export function resolvePanel(name: string): AnyPanelFactory {
   const f = Object.hasOwn(builtinPanels, name) ? builtinPanels[name] : undefined;
   if (f === undefined)
-    throw new Error(`unknown panel ${JSON.stringify(name)}; known: ${Object.keys(builtinPanels).join(', ')}`);
+    throw new Error(
+      `unknown panel ${JSON.stringify(name)}${didYouMean(name, Object.keys(builtinPanels))}; known: ${Object.keys(builtinPanels).join(', ')}`,
+    );
   return f;
 }

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { builtinAddressBooks } from '../address-books/index.ts';
 import { builtinOperators } from '../operators/index.ts';
 import type { AddressBookFactory, Factory, OperatorFactory } from '../src/plugin.ts';
+import { didYouMean } from '../src/suggest.ts';
 
 function isModulePath(name: string): boolean {
   return name.startsWith('./') || name.startsWith('../') || isAbsolute(name);
@@ -32,7 +33,7 @@ async function resolveRole<F extends Factory<unknown>>(
     const f = Object.hasOwn(builtins, name) ? await builtins[name]?.() : undefined;
     if (f === undefined) {
       throw new Error(
-        `unknown ${role} ${JSON.stringify(name)}; known: ${Object.keys(builtins).join(', ')} or a module path`,
+        `unknown ${role} ${JSON.stringify(name)}${didYouMean(name, Object.keys(builtins))}; known: ${Object.keys(builtins).join(', ')} or a module path`,
       );
     }
     return f;

@@ -5,10 +5,12 @@
  * option, counting connections in the panel's shared admission buffer, and answers the main
  * thread's messages (README.md in this folder, steps 2–5).
  */
+
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { Forwarder } from '../panels/worker/forward.ts';
 import { engineOf } from '../panels/worker/options.ts';
 import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../panels/worker/protocol.ts';
+import { isSwitchboardError } from '../src/errors.ts';
 import { SharedAdmission } from '../src/listener/shared-admission.ts';
 import { configureLogger, createLogger } from '../src/log.ts';
 import { type BoundPanel, countsListeners, isReconfigurable } from '../src/panel.ts';
@@ -200,7 +202,12 @@ if (parentPort !== null) {
   const port = parentPort;
   const loop = new WorkerLoop(port, workerData as WorkerInit);
   loop.start().catch((e: unknown) => {
-    port.postMessage({ t: 'fatal', error: (e as Error).message ?? String(e) } satisfies FromWorker);
+    const code = isSwitchboardError(e) ? e.code : undefined;
+    port.postMessage({
+      t: 'fatal',
+      error: (e as Error).message ?? String(e),
+      ...(code !== undefined ? { code } : {}),
+    } satisfies FromWorker);
     process.exitCode = 1;
     port.close();
   });

@@ -1,5 +1,13 @@
 #!/usr/bin/env node
-// The switchboard command. Node ≥ 22.12 runs the TypeScript sources directly (type stripping).
-import { main } from '../cli/index.ts';
-
+// The switchboard command. Node ≥ 22.18 runs the TypeScript sources directly (type stripping); an
+// older Node is refused here, in plain JavaScript, before any .ts file is loaded.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 18)) {
+  process.stderr.write(
+    `switchboard: needs Node >= 22.18 (Node 24 LTS recommended), this is ${process.version}; ` +
+      'run `source scripts/use-node.sh` in the repository (it puts Node 24 on PATH) or install Node 24\n',
+  );
+  process.exit(1);
+}
+const { main } = await import('../cli/index.ts');
 await main(process.argv);

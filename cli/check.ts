@@ -1,49 +1,151 @@
 /**
- * `switchboard check`: validate a config (schema, plugins and their options, TLS material, `acme:`
- * sections (app/acme/check.ts), then a
- * dry build of the address book so cross-file errors show) and print every error with its path.
+ * `switchboard check`: validate a config in one pass and print every problem, one per line
+ * `<config path>: <message>` on stderr:
+ *
+ * 1. the schema and each plugin (name, options), even when other keys failed (app/load-config.ts);
+ * 2. a dry build of the address book whenever its options are valid (routing-table and
+ *    condition errors, files it reads), the TLS material whenever the listeners are valid, and
+ *    the `acme:` sections when the whole config is (app/acme/check.ts).
+ *
+ * A routes file (what `import-bfe` writes) or a `file` book's list is recognised: it is loaded
+ * and the output says how to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
  */
-
+import { basename } from 'node:path';
 import { checkAcme } from '../app/acme/check.ts';
-import { loadConfig } from '../app/load-config.ts';
-import { ConfigError } from '../src/config/errors.ts';
+import { inspectConfig, readConfigFile } from '../app/load-config.ts';
+import { resolveAddressBook } from '../app/plugins.ts';
+import { ConfigError, problemLines } from '../src/config/errors.ts';
+import { configSchema, type ListenerConfig } from '../src/config/schema.ts';
 import { isSwitchboardError } from '../src/errors.ts';
 import { LocalRegistry } from '../src/local-registry.ts';
 import { createLogger } from '../src/log.ts';
+import type { AddressBookFactory } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
-import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
+import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
+import { UpstreamTls } from '../src/tls/upstream.ts';
+import { EXIT, storeDown } from './exit.ts';
 
-/** Returns the exit code: 0 valid, 1 invalid. */
+/** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
+const ROUTES_KEYS = ['products', 'clusters', 'conditions', 'defaultProduct'];
+
+/** Whether `raw` looks like a routes file rather than a router config. */
+function isRoutesFile(raw: unknown): raw is Record<string, unknown> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return false;
+  const keys = Object.keys(raw);
+  return !keys.includes('listeners') && keys.length > 0 && keys.every((k) => ROUTES_KEYS.includes(k));
+}
+
+/** Whether `raw` looks like a `file` book's list (`- { host, backends }`). */
+function isServerList(raw: unknown): raw is unknown[] {
+  return (
+    Array.isArray(raw) &&
+    raw.length > 0 &&
+    raw.every((e) => e !== null && typeof e === 'object' && 'host' in e && 'backends' in e)
+  );
+}
+
+/** Returns the exit code: 0 valid, 3 invalid, 1 when only the address book's store did not answer (cli/exit.ts). */
 export async function runCheck(file: string): Promise<number> {
+  let read: Awaited<ReturnType<typeof readConfigFile>>;
   try {
-    const loaded = await loadConfig(file);
-    const context = {
-      configDir: loaded.dir,
-      registry: new LocalRegistry(),
-      logger: createLogger('warn'),
-      random: defaultRandom,
-    };
-    const tls = await buildEngineTls(loaded.config.listeners, loaded.dir, loaded.file);
-    const acmeErrors = await checkAcme(loaded);
-    if (acmeErrors.length > 0) throw new ConfigError(loaded.file, acmeErrors);
-    const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
-    await book.start();
-    try {
-      checkUpstreamTls(tls, book, loaded.file);
-    } finally {
-      await book.close();
-    }
-    process.stdout.write(`config ${loaded.file}: ok\n`);
-    return 0;
+    read = await readConfigFile(file);
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`${e.message}\n`);
-      return 1;
-    }
-    if (isSwitchboardError(e)) {
-      process.stderr.write(`config ${file}: ${e.message}\n`);
-      return 1;
-    }
-    throw e;
+    return fail(e instanceof ConfigError ? [...e.errors] : problemLines(e as Error));
   }
+  if (isRoutesFile(read.raw)) return checkRoutesFile(read.path, read.raw);
+  if (isServerList(read.raw)) return checkServerList(read.path, read.raw.length);
+  const parts = await inspectConfig(read.raw, read.path);
+  const errors = [...parts.errors];
+  let tls: EngineTls | undefined;
+  const listeners = parts.loaded?.config.listeners ?? validListeners(read.raw);
+  if (listeners !== undefined) {
+    try {
+      tls = await buildEngineTls(listeners, parts.dir, read.path);
+    } catch (e) {
+      errors.push(...linesOf(e));
+    }
+  }
+  if (parts.loaded !== undefined) errors.push(...(await checkAcme(parts.loaded)));
+  let down = false;
+  if (parts.addressBook !== undefined) {
+    const built = await dryBuild(parts.addressBook, parts.dir, read.path, tls);
+    // Only a store that did not answer: not an invalid config, a runtime failure (exit 1).
+    down = built.down && errors.length === 0;
+    errors.push(...built.errors);
+  }
+  if (errors.length > 0) return fail([...new Set(errors)], down ? EXIT.failure : EXIT.config);
+  process.stdout.write(`config ${read.path}: ok\n`);
+  return EXIT.ok;
+}
+
+/** The listeners of a config whose schema failed elsewhere, when they alone are valid. */
+function validListeners(raw: unknown): ListenerConfig[] | undefined {
+  const value = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>).listeners : undefined;
+  const r = configSchema.shape.listeners.safeParse(value);
+  return r.success ? r.data : undefined;
+}
+
+/** Starts and closes the address book once (nothing listens); returns its problems. */
+async function dryBuild(
+  addressBook: { factory: AddressBookFactory; options: unknown },
+  dir: string,
+  file: string,
+  tls: EngineTls | undefined,
+): Promise<{ errors: string[]; down: boolean }> {
+  const context = {
+    configDir: dir,
+    registry: new LocalRegistry(),
+    logger: createLogger('silent'),
+    random: defaultRandom,
+  };
+  let book: ReturnType<AddressBookFactory['create']> | undefined;
+  try {
+    book = addressBook.factory.create(addressBook.options, context);
+    await book.start();
+    checkUpstreamTls(tls ?? { listeners: new Map(), upstream: new UpstreamTls(dir), issued: undefined }, book, file);
+    return { errors: [], down: false };
+  } catch (e) {
+    return { errors: linesOf(e), down: storeDown(e as Error) };
+  } finally {
+    await book?.close().catch(() => {});
+  }
+}
+
+/** The problem lines of an expected error; anything else is rethrown (a bug). */
+function linesOf(e: unknown): string[] {
+  if (e instanceof ConfigError) return [...e.errors];
+  if (isSwitchboardError(e)) return problemLines(e);
+  throw e;
+}
+
+/** A routes file: compile it with the bfe book and say how a config references it. */
+async function checkRoutesFile(path: string, raw: Record<string, unknown>): Promise<number> {
+  const bfe = await resolveAddressBook('bfe', '/');
+  const { errors } = await dryBuild({ factory: bfe, options: { routes: path } }, '/', path, undefined);
+  if (errors.length > 0) return fail(errors);
+  const n = (k: string) => Object.keys((raw[k] as object | undefined) ?? {}).length;
+  process.stdout.write(
+    `${path}: ok, a routes file (${n('products')} products, ${n('clusters')} clusters), not a router config.\n` +
+      `Reference it from a config in the same directory (paths are relative to the config file):\n` +
+      `  addressBook:\n    name: bfe\n    routes: ${basename(path)}\n`,
+  );
+  return EXIT.ok;
+}
+
+/** A `file` book's list: load it with the file book and say how a config references it. */
+async function checkServerList(path: string, entries: number): Promise<number> {
+  const file = await resolveAddressBook('file', '/');
+  const { errors } = await dryBuild({ factory: file, options: { path, watch: false } }, '/', path, undefined);
+  if (errors.length > 0) return fail(errors);
+  process.stdout.write(
+    `${path}: ok, a file address book list (${entries} entries), not a router config.\n` +
+      `Reference it from a config in the same directory (paths are relative to the config file):\n` +
+      `  addressBook:\n    name: file\n    path: ${basename(path)}\n`,
+  );
+  return EXIT.ok;
+}
+
+function fail(lines: readonly string[], code: number = EXIT.config): number {
+  for (const l of lines) process.stderr.write(`${l}\n`);
+  return code;
 }

@@ -5,13 +5,14 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runStart } from '../app/start.ts';
 import { LOG_LEVELS } from '../src/config/schema.ts';
-import { isSwitchboardError } from '../src/errors.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
+import { reportError } from './exit.ts';
 import { addHelp } from './help.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { addRouteCommand } from './route.ts';
+import { runSchema } from './schema.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 const DEFAULT_CONFIG = 'conf/switchboard.yaml';
@@ -37,7 +38,12 @@ interface StartFlags {
 
 /** Builds the program; `main` runs it. */
 export function program(): Command {
-  const p = new Command('switchboard').description('A TCP-level, L7-aware router').version(pkg.version);
+  const p = new Command('switchboard')
+    .description('A TCP-level, L7-aware router')
+    .version(pkg.version)
+    // Usage errors exit 2 (cli/exit.ts); set before the commands so each inherits it.
+    .exitOverride()
+    .option('--verbose', 'print the stack of an unexpected error (also SWITCHBOARD_DEBUG=1)');
   p.command('start')
     .description('run the router')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
@@ -76,19 +82,20 @@ export function program(): Command {
     });
   addDbCommands(p);
   addEtcdCommands(p);
+  p.command('schema')
+    .description('print the JSON Schema of the config, plugin options included (docs/config-schema.md)')
+    .action(async () => {
+      process.exitCode = await runSchema();
+    });
   addHelp(p);
   return p;
 }
 
-/** Runs the CLI; bad input prints its message (no stack) and exits 2. */
+/** Runs the CLI; every failure is reported by cli/exit.ts (one line each, exit codes there). */
 export async function main(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
   } catch (e) {
-    if (isSwitchboardError(e)) {
-      process.stderr.write(`switchboard: ${e.message}\n`);
-      process.exit(2);
-    }
-    throw e;
+    process.exit(reportError(e));
   }
 }

@@ -15,6 +15,7 @@ import { createLogger } from '../src/log.ts';
 import type { OperatorInstance } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
 import type { AddressBook } from '../src/types.ts';
+import { reportError } from './exit.ts';
 
 /** Exit codes of `switchboard route`. */
 export const ROUTE_EXIT = { routed: 0, noRoute: 1, usage: 2, config: 3 } as const;
@@ -97,12 +98,8 @@ export async function runRoute(o: RouteOptions): Promise<number> {
       process.stderr.write(`route: ${e.message}\n`);
       return ROUTE_EXIT.usage;
     }
-    if (e instanceof ConfigError) {
-      process.stderr.write(`route: ${e.message}\n`);
-      return ROUTE_EXIT.config;
-    }
-    process.stderr.write(`route: ${(e as Error).message}\n`);
-    return ROUTE_EXIT.config;
+    // Config problems print as `check` prints them (cli/exit.ts): one line each, exit 3.
+    return reportError(e);
   } finally {
     await opened?.operator.close?.();
     await opened?.book.close();

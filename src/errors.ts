@@ -38,6 +38,8 @@ export type ErrorCode =
   | 'SWB_ERR_PLUGIN'
   | 'SWB_ERR_CONDITION'
   | 'SWB_ERR_ADDRESS_BOOK'
+  /** A listening socket could not be bound (address in use, no permission). */
+  | 'SWB_ERR_LISTEN'
   | 'SWB_ERR_TLS_HELLO'
   | 'SWB_ERR_PROXY_HEADER'
   | 'SWB_ERR_H2';

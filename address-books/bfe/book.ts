@@ -134,7 +134,7 @@ export class BfeAddressBook extends SnapshotBook {
       const file = resolve(dir, o.routes);
       const text = await readSource(file);
       if (this.loaded && text === this.#fingerprint) return { snapshot: undefined, fingerprint: text, files: [file] };
-      const source = `address-books.bfe: ${o.routes}`;
+      const source = `addressBook.routes: ${o.routes}`;
       const snapshot = await compileRoutingTableSliced(parseYamlText(text, file), { source });
       return { snapshot, fingerprint: text, files: [file] };
     }
@@ -145,7 +145,9 @@ export class BfeAddressBook extends SnapshotBook {
         return { snapshot: undefined, fingerprint: loaded.fingerprint, files: loaded.files };
       }
       for (const w of loaded.warnings) this.context.logger.warn(`address-books.bfe: ${w}`);
-      const snapshot = await compileRoutingTableSliced(loaded.table, { source: `address-books.bfe: ${o.bfeConfDir}` });
+      const snapshot = await compileRoutingTableSliced(loaded.table, {
+        source: `addressBook.bfeConfDir: ${o.bfeConfDir}`,
+      });
       return { snapshot, fingerprint: loaded.fingerprint, files: loaded.files };
     }
     const { routes: _r, bfeConfDir: _b, ...table } = o;
@@ -158,7 +160,9 @@ async function readSource(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (e) {
-    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `address-books.bfe: read ${file}: ${(e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (e as Error).message})`;
+    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `addressBook.routes: ${why}: ${file}`);
   }
 }
 
@@ -168,7 +172,7 @@ function parseYamlText(text: string, file: string): unknown {
     if (file.endsWith('.json')) return JSON.parse(text);
     return parseYaml(text) ?? {};
   } catch (e) {
-    throw new SwitchboardError('SWB_ERR_CONFIG', `address-books.bfe: ${file}: ${(e as Error).message.split('\n')[0]}`);
+    throw new SwitchboardError('SWB_ERR_CONFIG', `addressBook.routes: ${file}: ${(e as Error).message.split('\n')[0]}`);
   }
 }
 

@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { canonicalIp } from '../../src/ip.ts';
+import { didYouMean } from '../../src/suggest.ts';
 import type { Request } from '../../src/types.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
@@ -104,7 +105,10 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   let defaultProduct: HostEntry | undefined;
   if (table.defaultProduct !== undefined) {
     const where = at(ctx, 'defaultProduct');
-    if (!(table.defaultProduct in table.products)) issues.add(where, `product ${table.defaultProduct} does not exist`);
+    if (!(table.defaultProduct in table.products)) {
+      const hint = didYouMean(table.defaultProduct, Object.keys(table.products));
+      issues.add(where, `product ${table.defaultProduct} does not exist${hint}`);
+    }
     defaultProduct = entry(table.defaultProduct, 'default', undefined, table.defaultProduct, where);
   }
   issues.throwIfAny(source);
@@ -122,24 +126,25 @@ const shallowSchema = routingTableSchema.extend({
  * problem in the top-level keys falls back to the whole-table parse so the message is the same.
  */
 function* validate(input: unknown, prefix: string, issues: Issues): Steps<RoutingTable> {
-  const top = shallowSchema.safeParse(input);
+  const top = shallowSchema.safeParse(input, { reportInput: true });
   if (!top.success) {
-    const whole = routingTableSchema.safeParse(input);
-    issues.addZod(whole.success ? top.error : whole.error, prefix);
+    const whole = routingTableSchema.safeParse(input, { reportInput: true });
+    if (whole.success) issues.addZod(top.error, prefix, shallowSchema);
+    else issues.addZod(whole.error, prefix, routingTableSchema);
     return undefined as unknown as RoutingTable; // the caller throws on the issues
   }
   const products: Record<string, ProductConfig> = {};
   for (const [name, raw] of Object.entries(top.data.products)) {
-    const p = productSchema.safeParse(raw);
+    const p = productSchema.safeParse(raw, { reportInput: true });
     if (p.success) products[name] = p.data;
-    else issues.addZod(p.error, joinPath(prefix, ['products', name]));
+    else issues.addZod(p.error, joinPath(prefix, ['products', name]), productSchema);
     yield;
   }
   const clusters: Record<string, ClusterConfig> = {};
   for (const [name, raw] of Object.entries(top.data.clusters)) {
-    const c = clusterSchema.safeParse(raw);
+    const c = clusterSchema.safeParse(raw, { reportInput: true });
     if (c.success) clusters[name] = c.data;
-    else issues.addZod(c.error, joinPath(prefix, ['clusters', name]));
+    else issues.addZod(c.error, joinPath(prefix, ['clusters', name]), clusterSchema);
     yield;
   }
   return { ...top.data, products, clusters };
@@ -197,7 +202,8 @@ function* addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<str
 
 function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | undefined {
   const c = ctx.clusters.get(cluster);
-  if (c === undefined) ctx.issues.add(where, `cluster ${cluster} does not exist`);
+  if (c === undefined)
+    ctx.issues.add(where, `cluster ${cluster} does not exist${didYouMean(cluster, ctx.clusters.keys())}`);
   return c;
 }
 

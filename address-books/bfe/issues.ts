@@ -3,6 +3,7 @@
  * of them at once (each with its config path) instead of the first only.
  */
 import type { z } from 'zod';
+import { formatIssues } from '../../src/config/errors.ts';
 import { SwitchboardError } from '../../src/errors.ts';
 
 /** An accumulator of `path: message` problems. */
@@ -14,16 +15,26 @@ export class Issues {
     this.list.push(path === '' ? message : `${path}: ${message}`);
   }
 
-  /** Records every zod issue, its path joined in config notation. */
-  addZod(error: z.ZodError, prefix: string): void {
-    for (const issue of error.issues) this.add(joinPath(prefix, issue.path), issue.message);
+  /**
+   * Records every zod issue, its path joined in config notation. With the `schema` that was
+   * parsed, unknown keys and bad enum values get a line each in the config's format, with
+   * "did you mean" (src/config/errors.ts formatIssues).
+   */
+  addZod(error: z.ZodError, prefix: string, schema?: z.ZodType): void {
+    for (const issue of error.issues) {
+      if (schema !== undefined && (issue.code === 'unrecognized_keys' || issue.code === 'invalid_value')) {
+        this.list.push(...formatIssues([issue], prefix, schema));
+      } else this.add(joinPath(prefix, issue.path), issue.message);
+    }
   }
 
   /** Throws one SwitchboardError listing every problem, if there is any. */
   throwIfAny(where: string): void {
     if (this.list.length === 0) return;
     const head = where === '' ? '' : `${where}: `;
-    throw new SwitchboardError('SWB_ERR_CONFIG', `${head}${this.list.join('; ')}`);
+    // `errors`: the same problems one per line, for `check` and the CLI (src/config/errors.ts problemLines).
+    const errors = this.list.map((l) => `${head}${l}`);
+    throw Object.assign(new SwitchboardError('SWB_ERR_CONFIG', `${head}${this.list.join('; ')}`), { errors });
   }
 }
 

@@ -96,7 +96,7 @@ export class EtcdAddressBook extends SnapshotBook {
     super(label, context, cache);
     this.#options = options;
     this.#prefix = prefix;
-    this.#source = `address-books.etcd: ${this.#prefix}`;
+    this.#source = `addressBook.prefix: ${this.#prefix}`;
   }
 
   /**
@@ -114,7 +114,12 @@ export class EtcdAddressBook extends SnapshotBook {
       const outage = !isSwitchboardError(e) && !this.loaded;
       const error = isSwitchboardError(e)
         ? e
-        : new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: ${(e as Error).message}`);
+        : new SwitchboardError(
+            'SWB_ERR_ADDRESS_BOOK',
+            `addressBook.endpoints: ${endpoints.join(',')}: ${(e as Error).message.split('\n')[0]}`,
+            // The store's own error: the CLI exits 1 (runtime), not 3 (config) (cli/exit.ts).
+            { cause: e },
+          );
       try {
         if (!outage) throw error;
         await this.startFromLastGood(error, (data) =>

@@ -41,17 +41,25 @@ export function parseEntries(text: string, file: string): FileEntry[] {
     const ext = extname(file).toLowerCase();
     raw = ext === '.csv' ? parseCsv(text) : ext === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (e) {
-    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `file ${file}: ${(e as Error).message.split('\n')[0]}`);
+    throw new SwitchboardError(
+      'SWB_ERR_ADDRESS_BOOK',
+      `addressBook.path: ${file}: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
-  const parsed = z.array(entrySchema).safeParse(raw ?? []);
+  const list = z.array(entrySchema);
+  const parsed = list.safeParse(raw ?? [], { reportInput: true });
   if (!parsed.success) {
-    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `file ${file}: ${formatIssues(parsed.error.issues).join('; ')}`);
+    const errors = formatIssues(parsed.error.issues, '', list).map((l) => `addressBook.path: ${file}: ${l}`);
+    throw Object.assign(new SwitchboardError('SWB_ERR_ADDRESS_BOOK', errors.join('\n')), { errors });
   }
   const seen = new Set<string>();
   parsed.data.forEach((e, i) => {
     const key = `${e.host} ${e.path ?? ''}`;
     if (seen.has(key)) {
-      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `file ${file}: [${i}]: duplicate host and path ${key}`);
+      throw new SwitchboardError(
+        'SWB_ERR_ADDRESS_BOOK',
+        `addressBook.path: ${file}: [${i}]: duplicate host and path ${key}`,
+      );
     }
     seen.add(key);
   });

@@ -17,6 +17,7 @@
  *
  * The snapshot, its swap and every lookup live in `../lib/snapshot-book.ts`.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
@@ -84,7 +85,7 @@ export class SqliteAddressBook extends SnapshotBook {
     super(label, context, cache);
     this.#options = options;
     this.#file = resolve(context.configDir, options.path);
-    this.#source = `address-books.sqlite: ${options.path}`;
+    this.#source = `addressBook.path: ${options.path}`;
   }
 
   /**
@@ -179,7 +180,8 @@ export class SqliteAddressBook extends SnapshotBook {
       // timeout 0: a locked database makes this poll skip, it never blocks the event loop.
       this.#db = new DatabaseSync(this.#file, { readOnly: true, timeout: 0 });
     } catch (e) {
-      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: open: ${(e as Error).message}`);
+      const why = existsSync(this.#file) ? `open: ${(e as Error).message}` : `open: file not found: ${this.#file}`;
+      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: ${why}`);
     }
     return this.#db;
   }

@@ -35,5 +35,8 @@ export function relabel(e: unknown, labels: Labels, source: string): unknown {
     const colon = p.indexOf(': ');
     return colon < 0 ? p : `${labels.locate(p.slice(0, colon))}${p.slice(colon)}`;
   });
-  return new SwitchboardError('SWB_ERR_CONFIG', `${source}: ${problems.join('; ')}`, { cause: e });
+  const errors = problems.map((p) => `${source}: ${p}`);
+  return Object.assign(new SwitchboardError('SWB_ERR_CONFIG', `${source}: ${problems.join('; ')}`, { cause: e }), {
+    errors,
+  });
 }

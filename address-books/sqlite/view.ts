@@ -22,7 +22,10 @@ export interface StoreRead {
 }
 
 function throwProblems(source: string, problems: readonly string[]): void {
-  if (problems.length > 0) throw new SwitchboardError('SWB_ERR_CONFIG', `${source}: ${problems.join('; ')}`);
+  if (problems.length === 0) return;
+  // `errors`: one line per problem for `check` and the CLI (src/config/errors.ts problemLines).
+  const errors = problems.map((p) => `${source}: ${p}`);
+  throw Object.assign(new SwitchboardError('SWB_ERR_CONFIG', `${source}: ${problems.join('; ')}`), { errors });
 }
 
 /** Compiles BFE-model input; throws SWB_ERR_CONFIG naming each bad row or key. */

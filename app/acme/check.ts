@@ -19,7 +19,7 @@ async function writable(path: string): Promise<boolean> {
 }
 
 /** One error line per problem, each naming its config path. */
-export async function checkAcme(loaded: LoadedConfig): Promise<string[]> {
+export async function checkAcme(loaded: Pick<LoadedConfig, 'config' | 'dir'>): Promise<string[]> {
   const errors: string[] = [];
   for (const [i, l] of loaded.config.listeners.entries()) {
     const a = l.acme;

@@ -21,6 +21,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../src/config/address.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
+import { listenError } from '../../src/listener/bind.ts';
 import type { StagedChange } from '../reload.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
 import { Dashboard } from './dashboard.ts';
@@ -90,11 +91,7 @@ export async function startAdmin(config: AdminConfig, base: AdminDeps): Promise<
   const bind = async (c: AdminConfig): Promise<Server> => {
     const server = createServer(onRequest);
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (e) =>
-        reject(
-          new Error(`admin.address: cannot listen on ${formatHostPort(c.address.host, c.address.port)}: ${e.message}`),
-        ),
-      );
+      server.once('error', (e) => reject(listenError('admin.address', c.address.host, c.address.port, e)));
       server.listen(c.address.port, c.address.host, () => resolve());
     });
     server.on('error', (err) => deps.runtime.logger.error({ err: err.message }, 'admin listener error'));

@@ -4,6 +4,7 @@
  * `node examples/demo/backends.ts` (then `npx switchboard start` in another terminal).
  */
 import { createServer, type Server } from 'node:http';
+import { listenError } from '../../src/listener/bind.ts';
 
 const NAMES = ['web-dc1', 'web-dc2', 'static', 'canary', 'api'] as const;
 
@@ -21,7 +22,7 @@ export const DEMO_BACKENDS: ReadonlyArray<readonly [name: string, port: number]>
   (port, i) => [NAMES[i]!, port] as const,
 );
 
-/** Starts every demo backend on 127.0.0.1; resolves with a function that stops them. */
+/** Starts every demo backend on 127.0.0.1; resolves with a function that stops them (a port in use rejects with one line). */
 export async function startDemoBackends(): Promise<() => Promise<void>> {
   const servers: Server[] = [];
   for (const [name, port] of DEMO_BACKENDS) {
@@ -31,7 +32,7 @@ export async function startDemoBackends(): Promise<() => Promise<void>> {
       res.end(body);
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (e) => reject(listenError(`demo backend ${name}`, '127.0.0.1', port, e)));
       server.listen(port, '127.0.0.1', () => resolve());
     });
     servers.push(server);

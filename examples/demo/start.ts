@@ -8,9 +8,15 @@
  */
 import { fileURLToPath } from 'node:url';
 import { runStart } from '../../app/start.ts';
+import { reportError } from '../../cli/exit.ts';
 import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
 
-await startDemoBackends();
-process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);
-// DEMO_CONFIG: another config for the same demo (the quick-start test runs it on free ports).
-await runStart(process.env.DEMO_CONFIG ?? fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});
+// A port in use or a bad config: one line and the CLI's exit code (cli/exit.ts), no stack.
+try {
+  await startDemoBackends();
+  process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);
+  // DEMO_CONFIG: another config for the same demo (the quick-start test runs it on free ports).
+  await runStart(process.env.DEMO_CONFIG ?? fileURLToPath(new URL('../../conf/switchboard.yaml', import.meta.url)), {});
+} catch (e) {
+  process.exit(reportError(e));
+}

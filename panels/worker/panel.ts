@@ -5,7 +5,7 @@
  */
 
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
-import { SwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import { SharedAdmission } from '../../src/listener/shared-admission.ts';
 import { descriptorsPerConnection } from '../../src/nofile.ts';
 import {
@@ -94,6 +94,7 @@ class WorkerPanel implements BoundPanel, EngineFollower {
       await Promise.all(rest);
     } catch (e) {
       this.destroy();
+      if (isSwitchboardError(e) && e.code === 'SWB_ERR_LISTEN') throw e;
       throw new SwitchboardError('SWB_ERR_CONFIG', `panel: worker: ${(e as Error).message}`, { cause: e });
     }
     this.#runtime.logger.info({ threads: this.#threads, engine: this.#engine }, 'worker threads ready');

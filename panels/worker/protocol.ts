@@ -83,4 +83,5 @@ export type FromWorker =
     }
   | { readonly t: 'stats'; readonly open: Record<string, number> }
   | { readonly t: 'closed' }
-  | { readonly t: 'fatal'; readonly error: string };
+  /** `code`: the SwitchboardError code, when the failure was one (a bind failure stays SWB_ERR_LISTEN). */
+  | { readonly t: 'fatal'; readonly error: string; readonly code?: string };

@@ -7,8 +7,15 @@
 import { Worker } from 'node:worker_threads';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
+import { SwitchboardError } from '../../src/errors.ts';
 import type { SharedRegistry } from '../../src/shared-registry.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
+
+/** A thread's start failure; a bind failure keeps its code and config path (one CLI line, exit 1). */
+function fatalError(index: number, error: string, code: string | undefined): Error {
+  if (code === 'SWB_ERR_LISTEN') return new SwitchboardError(code, `${error} (worker ${index})`);
+  return new Error(`worker ${index}: ${error}`);
+}
 
 /** What a worker reported when it was ready. */
 export interface Ready {
@@ -50,7 +57,7 @@ export class WorkerThread {
     this.ready.catch(() => {});
     this.#worker.on('message', (m: FromWorker) => {
       if (m.t === 'ready') ready({ addresses: m.addresses, version: m.version });
-      else if (m.t === 'fatal') failed(new Error(`worker ${this.index}: ${m.error}`));
+      else if (m.t === 'fatal') failed(fatalError(this.index, m.error, m.code));
       else this.#onMessage(m);
     });
     this.#worker.on('error', (err) => {

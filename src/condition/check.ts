@@ -3,6 +3,8 @@
  * request head, and gets exactly its arguments with the right kinds. Per-primitive checks
  * (regexes, addresses, buckets…) run afterwards in each primitive's build step.
  */
+
+import { didYouMean } from '../suggest.ts';
 import type { Node } from './ast.ts';
 import { conditionError } from './errors.ts';
 import { type ArgKind, PRIMITIVES, type Primitive, UNAVAILABLE } from './primitives/index.ts';
@@ -27,7 +29,10 @@ export function checkCall(call: Call, source: string, where: string): Primitive 
   const primitive = Object.hasOwn(PRIMITIVES, name) ? PRIMITIVES[name] : undefined;
   if (primitive === undefined) {
     const lower = name.toLowerCase();
-    const hint = lower !== name && Object.hasOwn(PRIMITIVES, lower) ? ` (names are case-sensitive: ${lower})` : '';
+    const hint =
+      lower !== name && Object.hasOwn(PRIMITIVES, lower)
+        ? ` (names are case-sensitive: ${lower})`
+        : didYouMean(name, Object.keys(PRIMITIVES));
     return fail(call.start, `primitive ${name} not found${hint}`);
   }
   const params = primitive.params;

@@ -9,6 +9,8 @@
  *    identifier is BFE's "unresolved variable".
  * 4. `&&`, `||` and `!` become closures that short-circuit; evaluation is synchronous.
  */
+
+import { didYouMean } from '../suggest.ts';
 import type { Node } from './ast.ts';
 import { checkCall } from './check.ts';
 import { conditionError, position } from './errors.ts';
@@ -134,7 +136,7 @@ function compileNamed(node: Extract<Node, { kind: 'var' }>, source: string, wher
     return fail(`unresolved variable '${name}': expected a primitive call such as ${name}(…)${hint}`);
   }
   const text = Object.hasOwn(state.named, name) ? state.named[name] : undefined;
-  if (text === undefined) return fail(`unknown condition $${name}`);
+  if (text === undefined) return fail(`unknown condition $${name}${didYouMean(name, Object.keys(state.named))}`);
   const cycleAt = state.stack.indexOf(name);
   if (cycleAt >= 0) {
     return fail(`condition cycle ${[...state.stack.slice(cycleAt), name].map((n) => `$${n}`).join(' → ')}`);

@@ -13,8 +13,17 @@ export function parseDuration(value: string | number): number | undefined {
   return Math.round(Number(m[1]) * UNIT_MS[m[2] ?? 'ms']!);
 }
 
+/** What a duration string looks like, for the JSON Schema (app/config-schema.ts). */
+export const DURATION_PATTERN = '^\\s*\\d+(\\.\\d+)?(ms|s|m|h)?\\s*$';
+
+/** The string branch of a duration, so the JSON Schema can give it DURATION_PATTERN. */
+export const durationText = z.string();
+
+/** The number branch (milliseconds), given `minimum: 0` in the JSON Schema. */
+export const durationNumber = z.number();
+
 /** A zod schema for a duration; the parsed value is milliseconds. */
-export const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
+export const duration = z.union([durationText, durationNumber]).transform((v, ctx) => {
   const ms = parseDuration(v);
   if (ms === undefined) {
     ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 2s or 1m, got ${JSON.stringify(v)}` });

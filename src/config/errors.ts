@@ -3,6 +3,8 @@
  */
 import type { z } from 'zod';
 import { SwitchboardError } from '../errors.ts';
+import { didYouMean } from '../suggest.ts';
+import { knownKeysAt } from './known-keys.ts';
 
 /** Formats a path like `addressBook.clusters.web.backends[0].address`. */
 export function formatPath(path: readonly PropertyKey[], prefix = ''): string {
@@ -18,19 +20,38 @@ function lowerFirst(s: string): string {
   return s.length > 0 ? s[0]!.toLowerCase() + s.slice(1) : s;
 }
 
-/** One line per zod issue, each with its full path. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string[] {
+/**
+ * One line per zod issue, each with its full path. With the `schema` that was parsed, an unknown
+ * key names the closest known one ("did you mean"); an invalid enum value does so from the
+ * issue's own list when the parse kept its input (`{ reportInput: true }`).
+ */
+export function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  prefix = '',
+  schema?: z.ZodType,
+  base: readonly PropertyKey[] = [],
+): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) lines.push(`${formatPath([...issue.path, key], prefix)}: unknown key`);
+      const known = schema === undefined ? [] : knownKeysAt(schema, [...base, ...issue.path]);
+      for (const key of issue.keys)
+        lines.push(`${formatPath([...issue.path, key], prefix)}: unknown key${didYouMean(key, known)}`);
     } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       // Report the branch that got furthest (the one with the deepest issue path).
       const best = [...issue.errors].sort((a, b) => depth(b) - depth(a))[0]!;
-      lines.push(...formatIssues(best, formatPath(issue.path, prefix)));
+      lines.push(...formatIssues(best, formatPath(issue.path, prefix), schema, [...base, ...issue.path]));
     } else {
       const where = formatPath(issue.path, prefix) || '(root)';
-      lines.push(`${where}: ${lowerFirst(issue.message)}`);
+      const input = (issue as { input?: unknown }).input;
+      const hint =
+        issue.code === 'invalid_value' && typeof input === 'string'
+          ? didYouMean(
+              input,
+              issue.values.filter((v): v is string => typeof v === 'string'),
+            )
+          : '';
+      lines.push(`${where}: ${lowerFirst(issue.message)}${hint}`);
     }
   }
   return lines;
@@ -50,4 +71,14 @@ export class ConfigError extends SwitchboardError {
     );
     this.errors = errors;
   }
+}
+
+/**
+ * The problems an error reports, one per line: a ConfigError's list (or any error's `errors`
+ * list, as the bfe book's compile issues carry), else its message split at newlines.
+ */
+export function problemLines(e: Error): string[] {
+  const listed = (e as { errors?: unknown }).errors;
+  if (Array.isArray(listed) && listed.every((l) => typeof l === 'string')) return listed as string[];
+  return e.message.split('\n').filter((l) => l.trim() !== '');
 }

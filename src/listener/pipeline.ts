@@ -116,7 +116,8 @@ export class ListenerPipeline implements PipelineSteps {
   /** Binds every listener of the current engine; on a failure closes what it bound and throws. */
   async start(extra: Record<string, unknown> = {}): Promise<void> {
     try {
-      for (const l of this.#runtime.engine.loaded.config.listeners) this.#bound.set(l.name, await this.#listen(l));
+      for (const [i, l] of this.#runtime.engine.loaded.config.listeners.entries())
+        this.#bound.set(l.name, await this.#listen(l, i));
     } catch (e) {
       this.destroy();
       throw e;
@@ -135,9 +136,9 @@ export class ListenerPipeline implements PipelineSteps {
   async reconfigure(listeners: readonly ListenerConfig[]): Promise<() => void> {
     const added: Bound[] = [];
     try {
-      for (const l of listeners) {
+      for (const [i, l] of listeners.entries()) {
         const b = this.#bound.get(l.name);
-        if (b === undefined || !sameSocket(b.config, b.server, l)) added.push(await this.#listen(l));
+        if (b === undefined || !sameSocket(b.config, b.server, l)) added.push(await this.#listen(l, i));
       }
     } catch (e) {
       for (const b of added) b.server.close();
@@ -195,12 +196,13 @@ export class ListenerPipeline implements PipelineSteps {
     for (const s of this.#sockets) s.destroy();
   }
 
-  async #listen(l: ListenerConfig): Promise<Bound> {
+  async #listen(l: ListenerConfig, index: number): Promise<Bound> {
     const runtime = this.#runtime;
     const b: Partial<Bound> & { config: ListenerConfig } = { config: l };
     const server = await bindListener(l, (socket) => this.#onSocket(socket, b as Bound), {
       reusePort: runtime.reusePort,
       logger: runtime.logger,
+      where: `listeners[${index}].address`,
     });
     return Object.assign(b, { trusted: trustCheck(l), server, open: 0, slot: runtime.admission.listener(l.name) });
   }

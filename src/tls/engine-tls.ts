@@ -42,7 +42,12 @@ export async function buildEngineTls(
 export function checkUpstreamTls(tls: EngineTls, book: AddressBook, file: string): void {
   if (!isBackendLister(book)) return;
   const clusters: { name: string; policy: ClusterPolicy }[] = [];
-  for (const e of book.listBackends()) clusters.push({ name: `of backend ${e.backend.id}`, policy: e.policy });
+  // Named by config path where the book names the cluster (the bfe book's `clusters.<name>`).
+  for (const e of book.listBackends()) {
+    const name =
+      e.cluster !== undefined ? `addressBook.clusters.${e.cluster}` : `addressBook (backend ${e.backend.id})`;
+    clusters.push({ name, policy: e.policy });
+  }
   const errors = tls.upstream.check(clusters);
   if (errors.length > 0) throw new ConfigError(file, [...new Set(errors)]);
 }

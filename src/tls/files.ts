@@ -11,13 +11,19 @@ export function configPath(dir: string, file: string): string {
   return isAbsolute(file) ? file : resolve(dir, file);
 }
 
-/** Reads `file`; on failure pushes `<where>: cannot read <path>: <reason>` and returns undefined. */
+/** Why a file could not be read: `file not found: <path>`, else `cannot read <path>: <reason>`. */
+function unreadable(path: string, e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? `file not found: ${path}` : `cannot read ${path}: ${(e as Error).message}`;
+}
+
+/** Reads `file`; on failure pushes `<where>: file not found: <path>` (or why else) and returns undefined. */
 export async function readPem(dir: string, file: string, where: string, errors: string[]): Promise<Buffer | undefined> {
   const path = configPath(dir, file);
   try {
     return await readFile(path);
   } catch (e) {
-    errors.push(`${where}: cannot read ${path}: ${(e as Error).message}`);
+    errors.push(`${where}: ${unreadable(path, e)}`);
     return undefined;
   }
 }
@@ -28,7 +34,7 @@ export function readPemSync(dir: string, file: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+    throw new Error(unreadable(path, e));
   }
 }
 

@@ -83,7 +83,7 @@ export class UpstreamTls {
       try {
         this.#context(policy.tls);
       } catch (e) {
-        errors.push(`cluster ${name}: ${reasonOf(e)}`);
+        errors.push(`${name}.${reasonOf(e)}`);
       }
     }
     return errors;

@@ -159,7 +159,7 @@ describe.skipIf(!HAVE_ETCD)('last known good: etcd book', () => {
     try {
       const err = await startFails(empty, config(down, prefix));
       expect(err.code).toBe('SWB_ERR_ADDRESS_BOOK');
-      expect(err.message).toContain(`address-books.etcd: ${prefix}: `);
+      expect(err.message).toContain('addressBook.endpoints: ');
       expect(err.message).toContain(`(no last-good cache at ${join(empty, 'etcd.last-good.json')})`);
       // Without `cache:` the message is the one it always was.
       const { cache: _c, ...book } = config(down, prefix).addressBook;

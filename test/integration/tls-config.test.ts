@@ -61,7 +61,7 @@ describe('tls config errors', () => {
     [
       'a missing cert file',
       { certificates: [{ cert: 'nope.crt', key: 'www.key' }] },
-      /listeners\[0\]\.certificates\[0\]\.cert: cannot read .*nope\.crt/,
+      /listeners\[0\]\.certificates\[0\]\.cert: file not found: .*nope\.crt/,
     ],
     [
       'a file that is not PEM',
@@ -81,7 +81,7 @@ describe('tls config errors', () => {
     [
       'a missing client CA',
       { certificates: [{ cert: 'www.crt', key: 'www.key' }], clientAuth: { ca: 'none.crt' } },
-      /listeners\[0\]\.clientAuth\.ca: cannot read/,
+      /listeners\[0\]\.clientAuth\.ca: file not found: /,
     ],
     [
       'a client CA that is not PEM',
@@ -96,7 +96,7 @@ describe('tls config errors', () => {
 
   it('a cluster tls.ca that cannot be read fails the engine build', async () => {
     await expect(startTestRouter({ addressBook: book({ ca: 'missing-ca.crt' }) }, { dir: pki.dir })).rejects.toThrow(
-      /tls\.ca: cannot read .*missing-ca\.crt/,
+      /tls\.ca: file not found: .*missing-ca\.crt/,
     );
   });
 

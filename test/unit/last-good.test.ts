@@ -146,7 +146,7 @@ describe('last known good: sqlite book', () => {
       (e: unknown) => e as { code: string; message: string },
     );
     expect(err?.code).toBe('SWB_ERR_ADDRESS_BOOK');
-    expect(err?.message).toContain('address-books.sqlite: routes.db: open:');
+    expect(err?.message).toContain('addressBook.path: routes.db: open:');
     expect(err?.message).toContain(`(no last-good cache at ${join(dir, 'routes.last-good.json')})`);
     await book.close();
     await rm(dir, { recursive: true, force: true });
@@ -302,7 +302,7 @@ describe('time-sliced compile', () => {
   ])('validates piece by piece with the messages of the whole-table parse: %s', async (_what, input) => {
     const whole = routingTableSchema.safeParse(input);
     const issues = new Issues();
-    issues.addZod(whole.error!, 'addressBook');
+    issues.addZod(whole.error!, 'addressBook', routingTableSchema);
     const expected = `src: ${issues.list.join('; ')}`;
     const options = { pathPrefix: 'addressBook', source: 'src' };
     expect(() => compileRoutingTable(input, options)).toThrow(expected);

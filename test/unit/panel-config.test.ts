@@ -44,10 +44,10 @@ describe('panel: a plugin with an options schema', () => {
   });
 
   it.each([
-    [{ panel: 'htpp2' }, {}, 'panel.name: unknown panel "htpp2"; known: net, http2, worker'],
+    [{ panel: 'htpp2' }, {}, 'panel.name: unknown panel "htpp2" (did you mean "http2"?); known: net, http2, worker'],
     [{}, { panel: 'foo' }, 'panel.name: unknown panel "foo"; known: net, http2, worker'],
     [{ panel: { name: 'worker', engine: 'h2' } }, {}, 'panel.engine: '],
-    [{ panel: { name: 'worker', treads: 2 } }, {}, 'panel.treads: unknown key'],
+    [{ panel: { name: 'worker', treads: 2 } }, {}, 'panel.treads: unknown key (did you mean "threads"?)'],
     [{ panel: { name: 'net', threads: 2 } }, {}, 'panel.threads: unknown key (net takes no options)'],
   ])('%j with overrides %j → %s', async (extra, overrides, error) => {
     const errors = await errorsOf(extra, overrides);
@@ -135,10 +135,10 @@ describe('switchboard check', () => {
 
   it('a misspelt panel fails check with the known panels; what http2 cannot honour fails too', async () => {
     const typo = await check('htpp2');
-    expect(typo.code).toBe(1);
-    expect(typo.err).toContain('panel.name: unknown panel "htpp2"; known: net, http2, worker');
+    expect(typo.code).toBe(3);
+    expect(typo.err).toContain('panel.name: unknown panel "htpp2" (did you mean "http2"?); known: net, http2, worker');
     const http2 = await check('http2');
-    expect(http2.code).toBe(1);
+    expect(http2.code).toBe(3);
     expect(http2.err).toContain('listeners[0].tls: passthrough is not supported by panel http2');
     expect((await check('net')).code).toBe(0);
   });

@@ -118,7 +118,7 @@ describe('sqlite book: errors name their row', () => {
       (e: unknown) => e as { code: string; message: string },
     );
     expect(err?.code).toBe('SWB_ERR_CONFIG');
-    expect(err?.message).toContain('address-books.sqlite: routes.db: ');
+    expect(err?.message).toContain('addressBook.path: routes.db: ');
     expect(err?.message).toContain(expected);
     await book.close();
     await rm(dir, { recursive: true, force: true });
