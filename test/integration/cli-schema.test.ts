@@ -20,6 +20,9 @@ beforeAll(async () => {
   expect(r.stderr).toBe('');
   schema = JSON.parse(r.stdout) as Record<string, unknown>;
   const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  // The formats the schema uses (acme.directory, acme.email), checked as editors check them.
+  ajv.addFormat('uri', { type: 'string', validate: (s: string) => URL.canParse(s) });
+  ajv.addFormat('email', { type: 'string', validate: (s: string) => /^[^@\s]+@[^@\s]+$/.test(s) });
   validate = ajv.compile(schema) as Validate;
 });
 

@@ -144,7 +144,7 @@ describe('switchboard route matches real traffic', () => {
     [['route', '--host', 'x', '--bogus'], 2, /unknown option/],
     [['route', '--host', 'x', '--client', 'abc'], 2, /client "abc": expected an IP address/],
     [['route', '--host', 'x', '--listener', 'nope'], 2, /no such listener \(have web, tls\)/],
-    [['route', '--host', 'x', '-c', '/nonexistent/switchboard.yaml'], 3, /cannot read/],
+    [['route', '--host', 'x', '-c', '/nonexistent/switchboard.yaml'], 3, /config file not found/],
   ])('%j exits %i with one clear message', async (args, code, message) => {
     const withConfig = args.includes('-c') ? args : [...args, '-c', config];
     const r = await runCli(withConfig);

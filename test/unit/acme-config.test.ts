@@ -84,7 +84,7 @@ describe('acme config', () => {
       },
       { 'file-not-dir': 'x', 'not-pem.crt': 'x' },
     );
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(3);
     expect(r.err).toMatch(/listeners\[0\]\.acme\.directory: expected an https:\/\/ URL/);
     expect(r.err).toMatch(/listeners\[0\]\.acme\.ca: cannot read .*missing\.crt/);
     expect(r.err).toMatch(/listeners\[0\]\.acme\.storage: .*file-not-dir is not a directory/);
