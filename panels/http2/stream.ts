@@ -25,6 +25,7 @@ import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { outlierStatusFor } from '../../src/outlier.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
+import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
 import { clientAddress } from '../net/client-address.ts';
 import { type Down, H1Down } from './down.ts';
 import { abortResponse, endUpstreamLost, H2_INTERNAL_ERROR, isGrpc, respondError } from './errors.ts';
@@ -107,49 +108,63 @@ export function handleStream(down: Down, ctx: StreamContext): void {
     const onEarlyClose = () => {
       clientGone = true;
     };
-    down.onClose(onEarlyClose);
     // One catch for the open and for what follows it: a throw in either (a broken invariant)
     // resets this stream and cancels what was opened for it; never an unhandled rejection.
     let exchange: Exchange | undefined;
-    openExchange(routed, candidates, engine, ctx, down.bodyLength, down.conn?.socket)
-      .then((opened) => {
-        down.offClose(onEarlyClose);
-        record.attempts = opened.attempts;
-        if ('result' in opened) {
-          if (clientGone) log('client_closed', undefined, opened.reason);
-          else refuse(opened.result, opened.reason);
-          return;
-        }
-        record.backend = opened.jack.backend.id;
-        exchange = opened.value;
-        if (clientGone) {
-          opened.value.cancel(H2_CANCEL);
-          log('client_closed', undefined, 'client went away while connecting');
-          return;
-        }
-        // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
-        const outlier = outlierStatusFor(candidates.policy.outlierStatus);
-        const { id } = opened.jack.backend;
-        const judge =
-          outlier === undefined
-            ? undefined
-            : (status: number) => {
-                if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
-                else runtime.registry.responseSucceeded(id, candidates.cluster);
-              };
-        forward(down, opened.value, record, grpc, log, judge);
-      })
-      .catch((err: unknown) => {
-        // The client's head could not be sent (panels/http2/upstream-h2.ts): its answer, not a bug.
-        const result = isSwitchboardError(err) ? (err as { result?: ResultCode }).result : undefined;
-        if (result !== undefined && exchange === undefined && !down.headersSent) {
-          refuse(result, (err as Error).message);
-          return;
-        }
-        runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
-        exchange?.cancel(H2_INTERNAL_ERROR);
-        log('internal_error', abortBroken(down), String(err));
-      });
+    const opened = (result: Opened<Exchange> | UpstreamFailure) => {
+      record.attempts = result.attempts;
+      if ('result' in result) {
+        if (clientGone) log('client_closed', undefined, result.reason);
+        else refuse(result.result, result.reason);
+        return;
+      }
+      record.backend = result.jack.backend.id;
+      exchange = result.value;
+      if (clientGone) {
+        result.value.cancel(H2_CANCEL);
+        log('client_closed', undefined, 'client went away while connecting');
+        return;
+      }
+      // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
+      const outlier = outlierStatusFor(candidates.policy.outlierStatus);
+      const { id } = result.jack.backend;
+      const judge =
+        outlier === undefined
+          ? undefined
+          : (status: number) => {
+              if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
+              else runtime.registry.responseSucceeded(id, candidates.cluster);
+            };
+      forward(down, result.value, record, grpc, log, judge);
+    };
+    const failed = (err: unknown) => {
+      // The client's head could not be sent (panels/http2/upstream-h2.ts): its answer, not a bug.
+      const result = isSwitchboardError(err) ? (err as { result?: ResultCode }).result : undefined;
+      if (result !== undefined && exchange === undefined && !down.headersSent) {
+        refuse(result, (err as Error).message);
+        return;
+      }
+      runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
+      exchange?.cancel(H2_INTERNAL_ERROR);
+      log('internal_error', abortBroken(down), String(err));
+    };
+    // A settled h2 session opens the stream at once (no promise); otherwise the attempts run.
+    const pending = openExchange(routed, candidates, engine, ctx, down.bodyLength, down.conn?.socket);
+    if (pending instanceof Promise) {
+      down.onClose(onEarlyClose);
+      pending
+        .then((result) => {
+          down.offClose(onEarlyClose);
+          opened(result);
+        })
+        .catch(failed);
+    } else {
+      try {
+        opened(pending);
+      } catch (err) {
+        failed(err);
+      }
+    }
   } catch (err) {
     runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
     log('internal_error', abortBroken(down), String(err));

@@ -56,6 +56,11 @@ const PING_TIMEOUT_MS = 5_000;
 export class H2Pool {
   readonly #idleTimeout: number;
   readonly #sessions = new Map<string, Promise<ClientHttp2Session>>();
+  /** The settled session behind each key's promise, for a stream opened without awaiting it. */
+  readonly #ready = new Map<
+    string,
+    { readonly pending: Promise<ClientHttp2Session>; readonly session: ClientHttp2Session }
+  >();
   /** Every open session and its number of open streams. */
   readonly #all = new Map<ClientHttp2Session, number>();
   /** Keys private to client connections (outbound PROXY): closed with the last of them. */
@@ -74,9 +79,12 @@ export class H2Pool {
   session(backend: Backend, key: string, plan: DialPlan, attempt: number): Promise<ClientHttp2Session> {
     const pending = this.#sessions.get(key);
     if (pending !== undefined) return pending;
-    const created: Promise<ClientHttp2Session> = dial(backend, plan, attempt).then((socket) =>
-      settled(this.#adopt(socket, backend, key, plan, created), backend, plan.connectTimeout),
-    );
+    const created: Promise<ClientHttp2Session> = dial(backend, plan, attempt)
+      .then((socket) => settled(this.#adopt(socket, backend, key, plan, created), backend, plan.connectTimeout))
+      .then((session) => {
+        this.#ready.set(key, { pending: created, session });
+        return session;
+      });
     this.#sessions.set(key, created);
     created.catch(() => {
       if (this.#sessions.get(key) === created) this.#sessions.delete(key);
@@ -111,6 +119,7 @@ export class H2Pool {
       forget();
       clearInterval(pinger);
       this.#all.delete(session);
+      if (this.#ready.get(key)?.session === session) this.#ready.delete(key);
     });
     session.setTimeout(this.#idleTimeout, () => {
       forget();
@@ -121,6 +130,20 @@ export class H2Pool {
     }, PING_INTERVAL_MS);
     pinger.unref();
     return session;
+  }
+
+  /**
+   * Opens a stream for `head` at once when the key's session is settled and usable (the common
+   * case: no promise, no await per stream); undefined when it is not, and `open` must be used.
+   * Throws what `open` rejects with.
+   */
+  openReady(backend: Backend, key: string, head: Head, endStream: boolean, owner?: Socket): Exchange | undefined {
+    const ready = this.#ready.get(key);
+    if (ready === undefined || this.#sessions.get(key) !== ready.pending) return undefined;
+    const { session } = ready;
+    if (session.closed || session.destroyed) return undefined;
+    if (owner !== undefined) this.#private.hold(key, owner);
+    return this.#stream(session, backend, key, head, endStream);
   }
 
   /**
@@ -144,6 +167,11 @@ export class H2Pool {
       this.#sessions.delete(key);
       session = await this.session(backend, key, plan, attempt);
     }
+    return this.#stream(session, backend, key, head, endStream);
+  }
+
+  /** A stream for `head` on `session` (the session of `key`). */
+  #stream(session: ClientHttp2Session, backend: Backend, key: string, head: Head, endStream: boolean): Exchange {
     let stream: ClientHttp2Stream;
     try {
       stream = session.request(h2RequestHeaders(head), { endStream, waitForTrailers: !endStream });
