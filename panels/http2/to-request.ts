@@ -12,7 +12,7 @@
 import { clientAddressing, forwardedClientIp } from '../../src/client-ip.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { peerError } from '../../src/errors.ts';
-import { splitAuthority } from '../../src/peek/h2-fields.ts';
+import { splitAuthority as splitUncached } from '../../src/peek/h2-fields.ts';
 import { refuseH2Upgrade, upgradeProtocols } from '../../src/peek/http1-fields.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { createRequest } from '../../src/request.ts';
@@ -25,6 +25,25 @@ import type { Head } from './headers.ts';
 export interface Routed {
   readonly request: Request;
   readonly head: Head;
+}
+
+/** How many distinct authorities `splitAuthority` remembers (cleared whole when full). */
+const AUTHORITY_CACHE_SIZE = 512;
+const authorities = new Map<string, { readonly host: string; readonly port: number | undefined }>();
+
+/**
+ * `splitAuthority` of src/peek, remembered per authority string: every stream of a connection
+ * usually names the same one, and the split is a regular expression plus a lower-casing. Only
+ * valid authorities are kept (a malformed one throws each time, as before).
+ */
+function splitAuthority(authority: string): { readonly host: string; readonly port: number | undefined } {
+  let split = authorities.get(authority);
+  if (split === undefined) {
+    split = splitUncached(authority);
+    if (authorities.size >= AUTHORITY_CACHE_SIZE) authorities.clear();
+    authorities.set(authority, split);
+  }
+  return split;
 }
 
 /** Per field line, RFC 9113 §6.5.2 counts name + value + 32 octets. */
