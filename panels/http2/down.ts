@@ -11,7 +11,7 @@
  * and gets them (or none) when it ends; one that cannot (a router answer, a trailers-only
  * head) is opened without, so no empty trailing frame follows it.
  */
-import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
@@ -49,8 +49,11 @@ export interface Down {
   readonly ended: boolean;
   /** Where response body bytes go once `respond` was called. */
   readonly out: Writable;
-  /** Sends the response head; `trailers`: the response may end with trailer fields. Throws on a head node refuses. */
-  respond(status: number, headers: OutgoingHttpHeaders, endStream: boolean, trailers: boolean): void;
+  /**
+   * Sends the response head (`headers`: node's raw `[name, value, …]` array, taken over);
+   * `trailers`: the response may end with trailer fields. Throws on a head node refuses.
+   */
+  respond(status: number, headers: string[], endStream: boolean, trailers: boolean): void;
   /** Ends the response (after `respond`), with `body` and trailer fields when given. */
   end(body?: string, trailers?: Record<string, string>): void;
   /** Cuts the response: RST_STREAM `h2Code` on HTTP/2, the connection destroyed on HTTP/1.1. */
@@ -123,10 +126,10 @@ export class H2Down implements Down {
     return this.#trailersIn;
   }
 
-  respond(status: number, headers: OutgoingHttpHeaders, endStream: boolean, trailers: boolean): void {
+  respond(status: number, headers: string[], endStream: boolean, trailers: boolean): void {
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
-    headers[':status'] = status;
+    headers.unshift(':status', String(status));
     const waitForTrailers = trailers && !endStream;
     stream.respond(headers, { endStream, waitForTrailers });
     if (waitForTrailers) stream.once('wantTrailers', () => this.#sendTrailers());
@@ -207,7 +210,7 @@ export class H1Down implements Down {
   requestTrailers(): readonly string[] {
     return this.req.rawTrailers;
   }
-  respond(status: number, headers: OutgoingHttpHeaders): void {
+  respond(status: number, headers: string[]): void {
     this.res.writeHead(status, headers);
   }
   end(body?: string, trailers?: Record<string, string>): void {

@@ -70,16 +70,19 @@ export function respondError(down: Down, code: AnswerCode, grpc: boolean): numbe
   }
   const status = statusFor(code, grpc);
   if (grpc) {
-    down.respond(status, { 'content-type': 'application/grpc', 'x-switchboard-error': code }, false, true);
+    down.respond(status, ['content-type', 'application/grpc', 'x-switchboard-error', code], false, true);
     down.end(undefined, { 'grpc-status': String(grpcStatusOf(code)), 'grpc-message': `switchboard: ${code}` });
     return status;
   }
   const body = `${code}\n`;
-  const headers = {
-    'content-type': 'text/plain',
-    'content-length': String(Buffer.byteLength(body)),
-    'x-switchboard-error': code,
-  };
+  const headers = [
+    'content-type',
+    'text/plain',
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'x-switchboard-error',
+    code,
+  ];
   down.respond(status, headers, false, false);
   down.end(body);
   return status;
