@@ -184,11 +184,10 @@ export class H2Pool {
       throw new ConnectError(`h2 ${backend.id}: ${(e as Error).message}`, false);
     }
     this.#all.set(session, (this.#all.get(session) ?? 0) + 1);
-    stream.once('close', () => {
+    return h2Exchange(session, stream, endStream, () => {
       const n = this.#all.get(session);
       if (n !== undefined) this.#all.set(session, n - 1);
     });
-    return h2Exchange(session, stream);
   }
 
   /** GOAWAY on the session of `key`: its streams finish, no new one starts there. */
@@ -252,15 +251,44 @@ function keepAlive(session: ClientHttp2Session): void {
   if (!sent) clearTimeout(timer);
 }
 
-/** The Exchange view of one client stream towards a backend. */
-function h2Exchange(session: ClientHttp2Session, stream: ClientHttp2Stream): Exchange {
-  let trailersOut: Record<string, string> = {};
-  let trailersIn: Record<string, string> = {};
-  // Errors are reported through `listen`; this keeps one from going unhandled before that.
-  stream.on('error', () => {});
-  stream.on('wantTrailers', () => stream.sendTrailers(trailersOut));
-  stream.on('trailers', (_t, _f, raw) => {
+const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
+
+/**
+ * The Exchange view of one client stream towards a backend. One listener per event, registered
+ * here (`closed`: the pool's own bookkeeping, run first on 'close'); what `listen` adds is only
+ * the response head. Errors before `listen` are not reported (the caller listens right away).
+ */
+function h2Exchange(
+  session: ClientHttp2Session,
+  stream: ClientHttp2Stream,
+  endStream: boolean,
+  closed: () => void,
+): Exchange {
+  let trailersOut: Readonly<Record<string, string>> = NO_FIELDS;
+  let trailersIn: Record<string, string> = NO_FIELDS;
+  let events: ExchangeEvents | undefined;
+  let answered = false;
+  let reported = false;
+  const fail = (code: number, reason: string) => {
+    if (reported || events === undefined) return;
+    reported = true;
+    // The connection died under the stream: not a reset the backend chose, so no code to mirror.
+    if (session.destroyed) events.failed(0, 'upstream connection lost');
+    else events.failed(code, reason);
+  };
+  stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
+  if (!endStream) stream.once('wantTrailers', () => stream.sendTrailers(trailersOut));
+  stream.once('trailers', (_t, _f, raw) => {
     trailersIn = trailerFields(raw);
+  });
+  stream.once('close', () => {
+    closed();
+    const code = stream.rstCode ?? 0;
+    // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
+    if (code === 0 && answered && !reported && events !== undefined) {
+      reported = true;
+      events.complete(trailersIn);
+    } else fail(code, `upstream: stream closed with code ${code}`);
   });
   return {
     body: stream,
@@ -271,33 +299,16 @@ function h2Exchange(session: ClientHttp2Session, stream: ClientHttp2Stream): Exc
     cancel(h2Code) {
       if (!stream.destroyed) stream.close(h2Code);
     },
-    listen(events: ExchangeEvents) {
-      let answered = false;
+    listen(listener: ExchangeEvents) {
+      events = listener;
       stream.once('response', (headers, flags, raw) => {
         answered = true;
-        events.response({
+        listener.response({
           status: Number(headers[':status']),
           headers: responseHeaders(raw),
           body: stream,
           endStream: (flags & END_STREAM) !== 0,
         });
-      });
-      let reported = false;
-      const fail = (code: number, reason: string) => {
-        if (reported) return;
-        reported = true;
-        // The connection died under the stream: not a reset the backend chose, so no code to mirror.
-        if (session.destroyed) events.failed(0, 'upstream connection lost');
-        else events.failed(code, reason);
-      };
-      stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
-      stream.once('close', () => {
-        const code = stream.rstCode ?? 0;
-        // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
-        if (code === 0 && answered && !reported) {
-          reported = true;
-          events.complete(trailersIn);
-        } else fail(code, `upstream: stream closed with code ${code}`);
       });
     },
   };
