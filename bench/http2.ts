@@ -1,7 +1,7 @@
 /**
- * HTTP/2 benchmark: `h2load -c10 -m10` against one backend, directly and through three HTTP/2
- * front ends, in one run, reported as requests/s and p99 latency plus ratios to the direct run
- * and to each peer. Standalone: `node bench/http2.ts [--requests N] [--rounds R]`.
+ * HTTP/2 benchmark: `h2load -c10 -m10` against one backend, directly and through four HTTP/2
+ * front ends (the Node floor `node-h2-proxy`, Switchboard, HAProxy, nginx), in one run,
+ * reported as requests/s and p99 latency plus ratios to the direct run and to each peer. Standalone: `node bench/http2.ts [--requests N] [--rounds R]`.
  *
  * 1. The backend (this process) answers `hello world` over h2c and HTTP/1.1 on one port
  *    (first bytes decide), so HAProxy and Switchboard proxy over h2c and nginx over HTTP/1.1
@@ -99,6 +99,15 @@ const TARGETS: readonly Target[] = [
       });
       return spawn(process.execPath, [join(ROOT, 'bin/switchboard.js'), 'start', '-c', conf], { stdio: 'inherit' });
     },
+  },
+  {
+    // The Node floor (issue 18): a minimal node:http2 proxy, never tuned.
+    name: 'node-h2-proxy',
+    bin: process.execPath,
+    start: (_dir, port, backend) =>
+      spawn(process.execPath, [join(ROOT, 'bench/lib/h2-proxy-server.ts'), String(port), String(backend)], {
+        stdio: 'inherit',
+      }),
   },
   {
     name: 'haproxy',

@@ -85,7 +85,7 @@ export const SUITES: Readonly<Record<string, Suite>> = {
   all: { optional: true },
 };
 
-const BASELINES = ['direct', 'node-pipe'];
+const BASELINES = ['direct', 'node-pipe', 'node-h2-proxy'];
 
 const groupOf = (s: Scenario) => s.group ?? 'http1';
 const supports = (t: Target, s: Scenario) => t.scenarios === undefined || t.scenarios.includes(s.name);

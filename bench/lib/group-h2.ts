@@ -3,7 +3,8 @@
  *
  * 1. The backend is nginx speaking h2c (prior knowledge) on its main port and HTTP/1.1 on a
  *    second one (a Node http2 + http server when nginx is missing).
- * 2. Targets: `direct` (the backend's h2c port), `switchboard-http2` (http2 panel, cluster
+ * 2. Targets: `direct` (the backend's h2c port), `node-h2-proxy` (the Node floor: a minimal
+ *    node:http2 proxy, h2-proxy-server.ts), `switchboard-http2` (http2 panel, cluster
  *    `protocol: h2c`), `haproxy-h2` (HTTP mode, `bind … proto h2`, `server … proto h2`),
  *    `nginx-h2` (`listen … http2`, proxying over HTTP/1.1 keep-alive: nginx has no h2 upstream).
  */
@@ -18,7 +19,7 @@ import {
   switchboardH2Servers,
 } from './peers-h2.ts';
 import { freePort, waitForPort, which } from './proc.ts';
-import { needs, startHaproxy, startNginx, startSwitchboard } from './targets.ts';
+import { needs, startHaproxy, startNginx, startNode, startSwitchboard } from './targets.ts';
 import type { Group, Spawner } from './types.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -60,6 +61,13 @@ export const H2_GROUP: Group = {
       name: 'direct',
       available: () => undefined,
       start: async (ctx) => ({ port: ctx.backendPort, pids: () => [...ctx.backendPids], stop: async () => {} }),
+    },
+    {
+      // The Node floor (issue 18): one http2 server, one pooled upstream session, streams piped.
+      name: 'node-h2-proxy',
+      available: () => undefined,
+      start: (ctx) =>
+        startNode(ctx, 'node-h2-proxy', join(here, 'h2-proxy-server.ts'), (p) => [String(p), String(ctx.backendPort)]),
     },
     {
       name: 'haproxy-h2',

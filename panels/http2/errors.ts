@@ -5,18 +5,9 @@
  * (content-type `application/grpc…`) gets `:status 200` with the gRPC code in trailers, mapped
  * as gRPC's own HTTP-to-gRPC table does (grpc/doc/http-grpc-status-mapping.md).
  */
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Http2ServerResponse } from 'node:http2';
 import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
 import { answerBody } from '../../src/respond.ts';
-
-/** A downstream response: HTTP/2 (compat API) or HTTP/1.1 (fallback on the same listener). */
-export type DownResponse = Http2ServerResponse | ServerResponse;
-
-/** Writes a response head on either kind of response (their overloads differ only in typing). */
-export function writeHead(res: DownResponse, status: number, headers: OutgoingHttpHeaders): void {
-  (res as { writeHead(status: number, headers: OutgoingHttpHeaders): unknown }).writeHead(status, headers);
-}
+import type { Down } from './down.ts';
 
 /** gRPC status codes used here (grpc/doc/statuscodes.md). */
 export const GRPC = {
@@ -99,25 +90,28 @@ export function recordAnswer(
  * Answers the router error `code` on `res` and ends it. Returns the HTTP status sent, or 0
  * when the response had already started (then the stream is reset instead: see `abortResponse`).
  */
-export function respondError(res: DownResponse, code: AnswerCode, grpc: boolean, reason?: string): number {
-  if (res.headersSent) {
-    abortResponse(res);
+export function respondError(down: Down, code: AnswerCode, grpc: boolean, reason?: string): number {
+  if (down.headersSent) {
+    abortResponse(down);
     return 0;
   }
   const status = statusFor(code, grpc);
   if (grpc) {
-    writeHead(res, status, { 'content-type': 'application/grpc', 'x-switchboard-error': code });
-    res.addTrailers({ 'grpc-status': String(grpcStatusOf(code)), 'grpc-message': `switchboard: ${code}` });
-    res.end();
+    down.respond(status, ['content-type', 'application/grpc', 'x-switchboard-error', code], false, true);
+    down.end(undefined, { 'grpc-status': String(grpcStatusOf(code)), 'grpc-message': `switchboard: ${code}` });
     return status;
   }
   const body = errorBody(code, reason);
-  writeHead(res, status, {
-    'content-type': 'text/plain',
-    'content-length': String(Buffer.byteLength(body)),
-    'x-switchboard-error': code,
-  });
-  res.end(body);
+  const headers = [
+    'content-type',
+    'text/plain',
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'x-switchboard-error',
+    code,
+  ];
+  down.respond(status, headers, false, false);
+  down.end(body);
   return status;
 }
 
@@ -128,12 +122,8 @@ export const H2_INTERNAL_ERROR = 2;
  * Ends a response that can no longer be answered properly: an HTTP/2 stream is reset with
  * `h2Code` (RST_STREAM), an HTTP/1.1 connection is destroyed so the client sees a truncation.
  */
-export function abortResponse(res: DownResponse, h2Code: number = H2_INTERNAL_ERROR): void {
-  if ('stream' in res) {
-    if (!res.stream.destroyed) res.stream.close(h2Code);
-  } else {
-    res.destroy();
-  }
+export function abortResponse(down: Down, h2Code: number = H2_INTERNAL_ERROR): void {
+  down.abort(h2Code);
 }
 
 /**
@@ -142,13 +132,12 @@ export function abortResponse(res: DownResponse, h2Code: number = H2_INTERNAL_ER
  * grpc-status UNAVAILABLE, so the call fails as retryable instead of INTERNAL. Otherwise the
  * stream is reset (HTTP/1: the connection destroyed). Returns the status sent, 0 if none.
  */
-export function endUpstreamLost(res: DownResponse, grpc: boolean): number {
-  if (!res.headersSent) return respondError(res, 'upstream_reset', grpc);
-  if (grpc && 'stream' in res && !res.writableEnded && !res.stream.destroyed) {
-    res.addTrailers({ 'grpc-status': String(GRPC.UNAVAILABLE), 'grpc-message': 'switchboard: upstream_reset' });
-    res.end();
+export function endUpstreamLost(down: Down, grpc: boolean): number {
+  if (!down.headersSent) return respondError(down, 'upstream_reset', grpc);
+  if (grpc && down.h2 && !down.ended && !down.body.destroyed) {
+    down.end(undefined, { 'grpc-status': String(GRPC.UNAVAILABLE), 'grpc-message': 'switchboard: upstream_reset' });
     return 0;
   }
-  abortResponse(res);
+  abortResponse(down);
   return 0;
 }

@@ -4,13 +4,13 @@
  * `stream.ts` pipes the client's body into `body` and the response into the client with
  * backpressure; nothing is buffered beyond the streams' own high-water marks.
  */
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 
 /** The response head and body of an exchange. */
 export interface UpstreamResponse {
   readonly status: number;
-  readonly headers: OutgoingHttpHeaders;
+  /** Response fields as node's raw array (`[name, value, …]`), hop-by-hop fields dropped. */
+  readonly headers: string[];
   /** The body; its end alone does not mean success (a reset may end it): wait for `complete`. */
   readonly body: Readable;
   /** The head ended the stream: an HTTP/2 trailers-only response (gRPC errors look like this). */

@@ -60,16 +60,22 @@ export interface Head {
  * node throws on any other spelling. Repeated single-value fields (two `user-agent`) pass as
  * sent; the session is opened with `strictSingleValueFields: false` (upstream-h2.ts).
  */
-export function h2RequestHeaders(head: Head): OutgoingHttpHeaders {
-  const fields = fromRaw(head.raw, (n, v) => n !== 'host' && forwardable(n, v));
-  if (fields.te !== undefined) fields.te = 'trailers';
-  return {
-    ':method': head.method,
-    ':path': head.target,
-    ':scheme': head.scheme,
-    ':authority': head.authority,
-    ...fields,
-  };
+export function h2RequestHeaders(head: Head): string[] {
+  // node's raw-array form: one array in wire order, no header object to build and copy.
+  const out = [':method', head.method, ':path', head.target, ':scheme', head.scheme, ':authority', head.authority];
+  const raw = head.raw;
+  let te = false;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    if (name === 'host' || !forwardable(name, value)) continue;
+    if (name === 'te') {
+      if (te) continue;
+      te = true;
+      out.push(name, 'trailers');
+    } else out.push(name, value);
+  }
+  return out;
 }
 
 /** Request fields for an HTTP/1.1 upstream: `Host` from the authority, cookies joined with `; `. */
@@ -81,9 +87,18 @@ export function h1RequestHeaders(head: Head): OutgoingHttpHeaders {
   return fields;
 }
 
-/** Response fields for the client: hop-by-hop fields of an HTTP/1 backend dropped. */
-export function responseHeaders(raw: readonly string[]): OutgoingHttpHeaders {
-  return fromRaw(raw, forwardable);
+/**
+ * Response fields for the client as node's raw array (`[name, value, …]`, wire order, names
+ * lower-cased): pseudo-headers and hop-by-hop fields of an HTTP/1 backend dropped.
+ */
+export function responseHeaders(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    if (forwardable(name, value)) out.push(name, value);
+  }
+  return out;
 }
 
 /** Trailer fields (either direction): pseudo-headers and hop-by-hop fields are not allowed there. */

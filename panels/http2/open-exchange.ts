@@ -15,7 +15,7 @@
 import type { Socket } from 'node:net';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import { isProxyOutRefused, proxyHeaderFor } from '../../src/proxy-out.ts';
-import type { Candidates } from '../../src/types.ts';
+import { type Candidates, isRefusal, type Operator } from '../../src/types.ts';
 import {
   type DialPlan,
   type Opened,
@@ -28,6 +28,8 @@ import type { Exchange } from './exchange.ts';
 import type { Routed } from './to-request.ts';
 import type { H1Pool } from './upstream-h1.ts';
 import type { H2Pool } from './upstream-h2.ts';
+
+const NO_FAILED: ReadonlySet<string> = new Set();
 
 /** The pools and runtime an exchange is opened with. */
 export interface UpstreamPools {
@@ -48,16 +50,38 @@ export function openExchange(
   pools: UpstreamPools,
   length: number | undefined,
   client?: Socket,
-): Promise<Opened<Exchange> | UpstreamFailure> {
+): Opened<Exchange> | UpstreamFailure | Promise<Opened<Exchange> | UpstreamFailure> {
   const { request, head } = routed;
   const { policy } = candidates;
   const { protocol } = policy;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
   // A value of the request the header cannot carry: refused before any backend is dialled.
-  if (isProxyOutRefused(proxyHeader))
-    return Promise.resolve({ result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason });
+  if (isProxyOutRefused(proxyHeader)) return { result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason };
+  const { operator } = engine;
+  let replay: Operator = operator;
+  // What the first attempt's immediate open threw: tryJacks gets it as that attempt's outcome.
+  let early: { readonly error: unknown } | undefined;
+  if (protocol !== 'http1') {
+    // The first attempt on a settled h2 session needs no promise: the stream opens now. Else
+    // tryJacks runs as usual, its first findJack answered with this same pick (one pick per
+    // attempt, so round-robin and the like advance exactly as before).
+    const first = operator.findJack(request, candidates, { number: 1, failed: NO_FAILED, subclusters: [] });
+    if (!isRefusal(first)) {
+      const owner = policy.proxyProtocol === 'off' ? undefined : client;
+      const tls = tlsOptions(engine.tls.upstream, candidates, first.backend.host, protocol, protocol === 'h2');
+      const key = poolKey(first.backend.id, policy, request, tls);
+      try {
+        const value = pools.h2.openReady(first.backend, key, head, length === 0, owner);
+        if (value !== undefined) return { value, jack: first, attempts: 1 };
+      } catch (error) {
+        early = { error };
+      }
+    }
+    replay = { findJack: (r, c, a) => (a.number === 1 ? first : operator.findJack(r, c, a)) };
+  }
   const connectTimeout = engine.limits.connectTimeout;
-  return tryJacks(request, candidates, engine.operator, (jack, attempt) => {
+  return tryJacks(request, candidates, replay, (jack, attempt) => {
+    if (attempt === 1 && early !== undefined) return Promise.reject(early.error);
     const { backend } = jack;
     const tls = tlsOptions(engine.tls.upstream, candidates, backend.host, protocol, protocol === 'h2');
     const plan: DialPlan = {

@@ -19,8 +19,19 @@
  *    `drainTimeout`, then close the upstream pools; `destroy` closes everything now.
  */
 
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer as createH2Server, type Http2Server, type Http2Session } from 'node:http2';
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import {
+  createServer as createH2Server,
+  type Http2Server,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { answer } from '../../src/answer.ts';
@@ -35,11 +46,10 @@ import type { AccessRecord } from '../../src/log.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
 import { H2_ERROR } from '../../src/peek/h2c.ts';
 import { statusOf } from '../../src/respond.ts';
-import type { DownResponse } from './errors.ts';
+import { H1Down, H2Down } from './down.ts';
 import { HeadDeadlines } from './head-deadline.ts';
 import { sniffPreface } from './sniff.ts';
 import { handleStream, type StreamContext } from './stream.ts';
-import type { DownRequest } from './to-request.ts';
 import { H1Pool } from './upstream-h1.ts';
 import { H2Pool } from './upstream-h2.ts';
 
@@ -79,6 +89,8 @@ class Http2Panel implements BoundPanel {
   readonly #deadlines = new HeadDeadlines((c) => this.#headExpired(c));
   readonly #sniffing = new Map<Connection, () => void>();
   readonly #h2Connections = new WeakSet<Connection>();
+  /** The listener pipeline's connection of each client session (looked up once per session). */
+  readonly #sessionConnections = new WeakMap<Http2Session, Connection | undefined>();
 
   constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
@@ -171,13 +183,37 @@ class Http2Panel implements BoundPanel {
     let s = this.#servers.get(l);
     if (s !== undefined) return s;
     const ctx: StreamContext = { runtime: this.#runtime, listener: l, h2: this.#h2, h1: this.#h1 };
-    const onRequest = (req: DownRequest, res: DownResponse) => {
-      this.#deadlines.arrived(connectionOf(req.socket));
-      handleStream(req, res, ctx);
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      const conn = connectionOf(req.socket);
+      this.#deadlines.arrived(conn);
+      handleStream(new H1Down(req, res, conn), ctx);
+    };
+    // HTTP/2 streams through the core API (down.ts): no compat request/response per stream.
+    const onStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, raw: string[]) => {
+      const session = stream.session;
+      let conn: Connection | undefined;
+      if (session === undefined) conn = undefined;
+      else if (this.#sessionConnections.has(session)) conn = this.#sessionConnections.get(session);
+      else {
+        conn = connectionOf(session.socket);
+        this.#sessionConnections.set(session, conn);
+        this.#deadlines.arrived(conn);
+      }
+      // `Expect` as node's compat layer answers it: 100-continue at once, anything else 417.
+      const expect = headers.expect;
+      if (expect !== undefined) {
+        if (expect !== '100-continue') {
+          stream.on('error', () => {});
+          stream.respond({ ':status': 417 }, { endStream: true });
+          return;
+        }
+        stream.additionalHeaders({ ':status': 100 });
+      }
+      handleStream(new H2Down(stream, headers, raw, conn, conn?.socket ?? session?.socket), ctx);
     };
     const { idleTimeout, maxHeaderBytes, maxConcurrentStreams } = engine.limits;
     const h2 = createH2Server({ settings: { maxConcurrentStreams, maxHeaderListSize: maxHeaderBytes } });
-    h2.on('request', onRequest);
+    h2.on('stream', onStream);
     h2.on('session', (session: Http2Session) => {
       this.#sessions.add(session);
       session.setTimeout(idleTimeout, () => session.close());

@@ -17,29 +17,22 @@
  * 4. Router errors answer per DESIGN's table (errors.ts); every stream writes one access line.
  */
 
+import type { Readable, Writable } from 'node:stream';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
-import { connectionOf } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { outlierStatusFor } from '../../src/outlier.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
+import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
 import { clientAddress } from '../net/client-address.ts';
-import {
-  abortResponse,
-  type DownResponse,
-  endUpstreamLost,
-  H2_INTERNAL_ERROR,
-  isGrpc,
-  recordAnswer,
-  respondError,
-  writeHead,
-} from './errors.ts';
+import { type Down, H1Down } from './down.ts';
+import { abortResponse, endUpstreamLost, H2_INTERNAL_ERROR, isGrpc, recordAnswer, respondError } from './errors.ts';
 import { type Exchange, H2_CANCEL, type UpstreamResponse } from './exchange.ts';
 import { trailerFields } from './headers.ts';
 import { openExchange, type UpstreamPools } from './open-exchange.ts';
-import { type DownRequest, type Routed, routeView } from './to-request.ts';
+import { type Routed, routeView } from './to-request.ts';
 
 /** What a stream needs from its panel. */
 export interface StreamContext extends UpstreamPools {
@@ -47,26 +40,19 @@ export interface StreamContext extends UpstreamPools {
   readonly listener: ListenerConfig;
 }
 
-/** The client's body length: a number, 0 for none, undefined for unknown (streamed). */
-function bodyLength(req: DownRequest): number | undefined {
-  if (req.httpVersionMajor === 2 && 'stream' in req && req.stream.endAfterHeaders) return 0;
-  const cl = req.headers['content-length'];
-  if (cl !== undefined && /^\d+$/.test(cl)) return Number(cl);
-  if (req.httpVersionMajor === 2) return undefined;
-  return req.headers['transfer-encoding'] === undefined ? 0 : undefined;
-}
+const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
 
 /** Routes and forwards one client stream; never throws on bad input. */
-export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamContext): void {
+export function handleStream(down: Down, ctx: StreamContext): void {
   const { runtime } = ctx;
-  const socket = req.socket;
+  const socket = down.socket;
   // A stream runs on the engine its connection was accepted with (the listener pipeline's).
-  const engine = (socket === undefined ? undefined : connectionOf(socket)?.engine) ?? runtime.engine;
+  const engine = down.conn?.engine ?? runtime.engine;
   const started = performance.now();
   const record: AccessRecord = {
     listener: ctx.listener.name,
     client: socket === undefined ? 'unknown' : clientAddress(socket),
-    protocol: req.httpVersionMajor === 2 ? (ctx.listener.tls === 'terminate' ? 'h2' : 'h2c') : 'http1',
+    protocol: down.h2 ? (ctx.listener.tls === 'terminate' ? 'h2' : 'h2c') : 'http1',
     bytesIn: 0,
     bytesOut: 0,
     durationMs: 0,
@@ -83,10 +69,10 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
     runtime.accessLog(record);
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
   };
-  const grpc = isGrpc(req.headers['content-type']);
+  const grpc = isGrpc(down.contentType);
   const refuse = (code: ResultCode, reason?: string) => {
-    req.resume(); // discard what the client still sends on this stream
-    log(code, recordAnswer(record, code, grpc, respondError(res, code, grpc, reason), reason), reason);
+    down.body.resume(); // discard what the client still sends on this stream
+    log(code, recordAnswer(record, code, grpc, respondError(down, code, grpc, reason), reason), reason);
   };
 
   // A throw on this stream's path is a broken invariant (bad input is refused above with a typed
@@ -95,7 +81,7 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
   try {
     let routed: Routed;
     try {
-      routed = routeView(req, ctx.listener);
+      routed = routeView(down, ctx.listener);
     } catch (e) {
       if (!isSwitchboardError(e)) throw e;
       const result = (e as { result?: ResultCode }).result ?? 'bad_request';
@@ -117,58 +103,71 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
     }
 
     // Pause until an exchange exists, so nothing of the body is read (or lost) before then.
-    req.pause();
+    if (down.bodyLength !== 0 || !down.h2) down.body.pause();
     let clientGone = false;
     const onEarlyClose = () => {
       clientGone = true;
     };
-    res.once('close', onEarlyClose);
     // One catch for the open and for what follows it: a throw in either (a broken invariant)
     // resets this stream and cancels what was opened for it; never an unhandled rejection.
     let exchange: Exchange | undefined;
-    const client = socket === undefined ? undefined : connectionOf(socket)?.socket;
-    openExchange(routed, candidates, engine, ctx, bodyLength(req), client)
-      .then((opened) => {
-        res.removeListener('close', onEarlyClose);
-        record.attempts = opened.attempts;
-        if ('result' in opened) {
-          if (clientGone) log('client_closed', undefined, opened.reason);
-          else refuse(opened.result, opened.reason);
-          return;
-        }
-        record.backend = opened.jack.backend.id;
-        exchange = opened.value;
-        if (clientGone) {
-          opened.value.cancel(H2_CANCEL);
-          log('client_closed', undefined, 'client went away while connecting');
-          return;
-        }
-        // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
-        const outlier = outlierStatusFor(candidates.policy.outlierStatus);
-        const { id } = opened.jack.backend;
-        const judge =
-          outlier === undefined
-            ? undefined
-            : (status: number) => {
-                if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
-                else runtime.registry.responseSucceeded(id, candidates.cluster);
-              };
-        forward(req, res, opened.value, record, grpc, log, judge);
-      })
-      .catch((err: unknown) => {
-        // The client's head could not be sent (panels/http2/upstream-h2.ts): its answer, not a bug.
-        const result = isSwitchboardError(err) ? (err as { result?: ResultCode }).result : undefined;
-        if (result !== undefined && exchange === undefined && !res.headersSent) {
-          refuse(result, (err as Error).message);
-          return;
-        }
-        runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
-        exchange?.cancel(H2_INTERNAL_ERROR);
-        log('internal_error', abortBroken(req, res), String(err));
-      });
+    const opened = (result: Opened<Exchange> | UpstreamFailure) => {
+      record.attempts = result.attempts;
+      if ('result' in result) {
+        if (clientGone) log('client_closed', undefined, result.reason);
+        else refuse(result.result, result.reason);
+        return;
+      }
+      record.backend = result.jack.backend.id;
+      exchange = result.value;
+      if (clientGone) {
+        result.value.cancel(H2_CANCEL);
+        log('client_closed', undefined, 'client went away while connecting');
+        return;
+      }
+      // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
+      const outlier = outlierStatusFor(candidates.policy.outlierStatus);
+      const { id } = result.jack.backend;
+      const judge =
+        outlier === undefined
+          ? undefined
+          : (status: number) => {
+              if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
+              else runtime.registry.responseSucceeded(id, candidates.cluster);
+            };
+      forward(down, result.value, record, grpc, log, judge);
+    };
+    const failed = (err: unknown) => {
+      // The client's head could not be sent (panels/http2/upstream-h2.ts): its answer, not a bug.
+      const result = isSwitchboardError(err) ? (err as { result?: ResultCode }).result : undefined;
+      if (result !== undefined && exchange === undefined && !down.headersSent) {
+        refuse(result, (err as Error).message);
+        return;
+      }
+      runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
+      exchange?.cancel(H2_INTERNAL_ERROR);
+      log('internal_error', abortBroken(down), String(err));
+    };
+    // A settled h2 session opens the stream at once (no promise); otherwise the attempts run.
+    const pending = openExchange(routed, candidates, engine, ctx, down.bodyLength, down.conn?.socket);
+    if (pending instanceof Promise) {
+      down.onClose(onEarlyClose);
+      pending
+        .then((result) => {
+          down.offClose(onEarlyClose);
+          opened(result);
+        })
+        .catch(failed);
+    } else {
+      try {
+        opened(pending);
+      } catch (err) {
+        failed(err);
+      }
+    }
   } catch (err) {
     runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');
-    log('internal_error', abortBroken(req, res), String(err));
+    log('internal_error', abortBroken(down), String(err));
   }
 }
 
@@ -178,13 +177,14 @@ export function handleStream(req: DownRequest, res: DownResponse, ctx: StreamCon
  * close` while nothing of the response went out (node sends it after the responses pipelined
  * before it, so those are not cut), else the connection is closed.
  */
-function abortBroken(req: DownRequest, res: DownResponse): number {
-  if ('stream' in res) {
-    abortResponse(res, H2_INTERNAL_ERROR);
+function abortBroken(down: Down): number {
+  if (!(down instanceof H1Down)) {
+    abortResponse(down, H2_INTERNAL_ERROR);
     return 0;
   }
+  const { req, res } = down;
   if (res.headersSent) {
-    abortResponse(res);
+    abortResponse(down);
     req.socket?.destroy();
     return 0;
   }
@@ -199,10 +199,30 @@ function abortBroken(req: DownRequest, res: DownResponse): number {
   return 500;
 }
 
+/**
+ * Copies `from` into `to` with backpressure, counting bytes (one listener, where `pipe()` adds
+ * six per stream); the end of `from` is not forwarded (the exchange reports completion
+ * separately, with trailers). Returns what stops the copy.
+ */
+function copy(from: Readable, to: Writable, count: (n: number) => void): () => void {
+  const resume = () => from.resume();
+  const onData = (c: Buffer) => {
+    count(c.length);
+    if (!to.write(c)) {
+      from.pause();
+      to.once('drain', resume);
+    }
+  };
+  from.on('data', onData);
+  return () => {
+    from.removeListener('data', onData);
+    to.removeListener('drain', resume);
+  };
+}
+
 /** Pipes the request into the exchange and the response back, with resets both ways. */
 function forward(
-  req: DownRequest,
-  res: DownResponse,
+  down: Down,
   exchange: Exchange,
   record: AccessRecord,
   grpc: boolean,
@@ -211,21 +231,26 @@ function forward(
 ): void {
   let done = false;
   let status = 0;
-  req.on('data', (c: Buffer) => {
-    record.bytesIn += c.length;
-  });
-  req.pipe(exchange.body, { end: false });
-  req.once('end', () => exchange.finish(trailerFields(req.rawTrailers)));
-  req.on('error', () => {});
+  const req = down.body;
+  let stopRequest: (() => void) | undefined;
+  if (down.h2 && down.bodyLength === 0) {
+    // No body (END_STREAM on the client's HEADERS): the upstream request is complete already.
+    exchange.finish(NO_FIELDS);
+  } else {
+    stopRequest = copy(req, exchange.body, (n) => {
+      record.bytesIn += n;
+    });
+    req.once('end', () => exchange.finish(trailerFields(down.requestTrailers())));
+    req.on('error', () => {});
+  }
 
   let ended = false;
-  res.once('close', () => {
+  down.onClose(() => {
     if (done) return;
     done = true;
-    // HTTP/2 compat responses emit 'finish' even on a reset, so success is judged here.
-    const code = 'stream' in res ? (res.stream.rstCode ?? 0) : 0;
-    const flushed = 'stream' in res ? code === 0 : res.writableFinished;
-    if (ended && flushed) {
+    // A reset (or a dropped HTTP/1 connection) closes the response before it completed.
+    const code = down.closeCode();
+    if (ended && down.flushed()) {
       log('ok', status);
       return;
     }
@@ -240,43 +265,41 @@ function forward(
       status = up.status;
       judge?.(status);
       try {
-        if (up.endStream && 'stream' in res) {
+        if (up.endStream && down.h2) {
           // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
-          res.stream.respond({ ...up.headers, ':status': up.status }, { endStream: true });
+          down.respond(up.status, up.headers, true, false);
           ended = true;
           return;
         }
-        writeHead(res, up.status, up.headers);
+        down.respond(up.status, up.headers, false, true);
       } catch (e) {
         done = true;
         exchange.cancel(H2_INTERNAL_ERROR);
-        abortResponse(res);
+        abortResponse(down);
         log('upstream_reset', status, `response head not forwardable: ${(e as Error).message}`);
         return;
       }
-      up.body.on('data', (c: Buffer) => {
-        record.bytesOut += c.length;
+      copy(up.body, down.out, (n) => {
+        record.bytesOut += n;
       });
-      up.body.pipe(res, { end: false });
     },
     complete(trailers: Record<string, string>) {
       if (done || ended) return;
-      if (Object.keys(trailers).length > 0) res.addTrailers(trailers);
       ended = true;
-      res.end();
+      down.end(undefined, trailers);
     },
     failed(h2Code: number, reason: string) {
       if (done) return;
       done = true;
-      req.unpipe(exchange.body);
+      stopRequest?.();
       req.resume();
       if (h2Code !== 0) {
-        abortResponse(res, h2Code); // the backend reset the stream: mirror its code
+        abortResponse(down, h2Code); // the backend reset the stream: mirror its code
         log('upstream_reset', status || undefined, reason);
         return;
       }
       // The upstream connection was lost: answer while nothing went out, never leave it hanging.
-      const answered = recordAnswer(record, 'upstream_reset', grpc, endUpstreamLost(res, grpc));
+      const answered = recordAnswer(record, 'upstream_reset', grpc, endUpstreamLost(down, grpc));
       log('upstream_reset', answered || status || undefined, reason);
     },
   });

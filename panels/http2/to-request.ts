@@ -9,27 +9,41 @@
  * A header list over `limits.maxHeaderBytes` is refused (431) before anything is routed, and an
  * HTTP/1.1 request offering `Upgrade: h2c` (or `h2`) is refused (400), as on the net panel.
  */
-import type { IncomingMessage } from 'node:http';
-import type { Http2ServerRequest } from 'node:http2';
 import { clientAddressing, forwardedClientIp } from '../../src/client-ip.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { peerError } from '../../src/errors.ts';
-import { connectionOf } from '../../src/listener/pipeline.ts';
-import { splitAuthority } from '../../src/peek/h2-fields.ts';
+import { splitAuthority as splitUncached } from '../../src/peek/h2-fields.ts';
 import { refuseH2Upgrade, upgradeProtocols } from '../../src/peek/http1-fields.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { createRequest } from '../../src/request.ts';
 import { tlsFactsOf } from '../../src/tls/facts.ts';
 import type { Request } from '../../src/types.ts';
+import type { Down } from './down.ts';
 import type { Head } from './headers.ts';
-
-/** A downstream request: HTTP/2 (compat API) or HTTP/1.1 (fallback on the same listener). */
-export type DownRequest = Http2ServerRequest | IncomingMessage;
 
 /** The routing view and the head to forward. */
 export interface Routed {
   readonly request: Request;
   readonly head: Head;
+}
+
+/** How many distinct authorities `splitAuthority` remembers (cleared whole when full). */
+const AUTHORITY_CACHE_SIZE = 512;
+const authorities = new Map<string, { readonly host: string; readonly port: number | undefined }>();
+
+/**
+ * `splitAuthority` of src/peek, remembered per authority string: every stream of a connection
+ * usually names the same one, and the split is a regular expression plus a lower-casing. Only
+ * valid authorities are kept (a malformed one throws each time, as before).
+ */
+function splitAuthority(authority: string): { readonly host: string; readonly port: number | undefined } {
+  let split = authorities.get(authority);
+  if (split === undefined) {
+    split = splitUncached(authority);
+    if (authorities.size >= AUTHORITY_CACHE_SIZE) authorities.clear();
+    authorities.set(authority, split);
+  }
+  return split;
 }
 
 /** Per field line, RFC 9113 §6.5.2 counts name + value + 32 octets. */
@@ -65,14 +79,15 @@ function pairs(raw: readonly string[]): Array<readonly [string, string]> {
 }
 
 /** The authority: `:authority`, else the one Host header (two Host fields are ambiguous: 400). */
-function authorityOf(req: DownRequest, raw: readonly string[]): string {
+function authorityOf(down: Down, raw: readonly string[]): string {
   let host: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() !== 'host') continue;
+    const name = raw[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
     if (host !== undefined) throw peerError('bad_request', 'request: two host fields');
     host = raw[i + 1]!;
   }
-  const pseudo = req.httpVersionMajor === 2 ? (req.headers[':authority'] as string | undefined) : undefined;
+  const pseudo = down.authority;
   const authority = pseudo ?? host;
   if (authority === undefined || authority === '') throw peerError('bad_request', 'request: no authority and no host');
   if (pseudo !== undefined && host !== undefined) {
@@ -84,10 +99,10 @@ function authorityOf(req: DownRequest, raw: readonly string[]): string {
 }
 
 /** Builds the Request and forwarding head; throws a SwitchboardError on a malformed head (400). */
-export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
-  const h2 = req.httpVersionMajor === 2;
-  const raw = req.rawHeaders;
-  const conn = connectionOf(req.socket);
+export function routeView(down: Down, listener: ListenerConfig): Routed {
+  const h2 = down.h2;
+  const raw = down.rawHeaders;
+  const conn = down.conn;
   // HTTP/1.1 heads are bounded by the fallback server's maxHeaderSize; h2 lists are checked here.
   if (h2 && conn !== undefined && headerListSize(raw) > conn.engine.limits.maxHeaderBytes) {
     throw peerError('header_too_large', `request: header list over ${conn.engine.limits.maxHeaderBytes} bytes`);
@@ -96,28 +111,24 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
   // pass it on as a plain request (no 'upgrade' listener) and the panel drops Upgrade upstream,
   // so nothing could switch; the refusal keeps one answer for one request on every panel.
   if (!h2) refuseH2Upgrade(upgradeProtocols(valuesOf(raw)('upgrade')), 'request');
-  const method = req.method ?? 'GET';
+  const method = down.method;
   if (method === 'CONNECT') throw peerError('method_not_allowed', 'request: connect is not proxied by the http2 panel');
-  const target = h2 ? ((req.headers[':path'] as string | undefined) ?? '') : (req.url ?? '');
+  const target = down.target;
   if (target === '') throw peerError('bad_request', 'request: empty path');
-  const authority = authorityOf(req, raw);
+  const authority = authorityOf(down, raw);
   const { host, port } = splitAuthority(authority);
   const q = target.indexOf('?');
   const rawPath = q === -1 ? target : target.slice(0, q);
   if (rawPath !== '*' && !rawPath.startsWith('/')) throw peerError('bad_request', 'request: path is not origin-form');
   const path = rawPath === '*' ? '*' : normalizePath(rawPath, listener.pathNormalization);
-  const socket = conn?.socket ?? req.socket;
-  const facts = tlsFactsOf(socket);
+  const socket = conn?.socket ?? down.socket;
+  const facts = socket === undefined ? undefined : tlsFactsOf(socket);
   const secure = facts !== undefined;
-  const scheme = h2
-    ? ((req.headers[':scheme'] as string | undefined) ?? (secure ? 'https' : 'http'))
-    : secure
-      ? 'https'
-      : 'http';
+  const scheme = h2 ? (down.scheme ?? (secure ? 'https' : 'http')) : secure ? 'https' : 'http';
   const headers = pairs(raw);
   if (!headers.some(([n]) => n.toLowerCase() === 'host')) headers.push(['host', authority]);
   const proxy = conn?.proxy?.command === 'proxy' ? conn.proxy : undefined;
-  const peerIp = conn?.raw.remoteAddress ?? socket.remoteAddress ?? '';
+  const peerIp = conn?.raw.remoteAddress ?? socket?.remoteAddress ?? '';
   const sessionIp = proxy?.source?.ip ?? peerIp;
   const forwarded = forwardedClientIp(clientAddressing(listener), sessionIp, valuesOf(raw));
   const request = createRequest({
@@ -132,11 +143,11 @@ export function routeView(req: DownRequest, listener: ListenerConfig): Routed {
     sni: facts?.sni,
     alpn: facts?.alpn,
     clientIp: forwarded ?? sessionIp,
-    clientPort: forwarded !== undefined ? 0 : (proxy?.source?.port ?? socket.remotePort ?? 0),
+    clientPort: forwarded !== undefined ? 0 : (proxy?.source?.port ?? socket?.remotePort ?? 0),
     peerIp,
     sessionIp,
-    localIp: socket.localAddress ?? '',
-    localPort: socket.localPort ?? 0,
+    localIp: socket?.localAddress ?? '',
+    localPort: socket?.localPort ?? 0,
     vip: proxy?.destination?.ip,
     vipPort: proxy?.destination?.port,
     trustedClient: forwarded !== undefined || proxy?.source !== undefined,

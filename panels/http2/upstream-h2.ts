@@ -56,6 +56,11 @@ const PING_TIMEOUT_MS = 5_000;
 export class H2Pool {
   readonly #idleTimeout: number;
   readonly #sessions = new Map<string, Promise<ClientHttp2Session>>();
+  /** The settled session behind each key's promise, for a stream opened without awaiting it. */
+  readonly #ready = new Map<
+    string,
+    { readonly pending: Promise<ClientHttp2Session>; readonly session: ClientHttp2Session }
+  >();
   /** Every open session and its number of open streams. */
   readonly #all = new Map<ClientHttp2Session, number>();
   /** Keys private to client connections (outbound PROXY): closed with the last of them. */
@@ -74,9 +79,12 @@ export class H2Pool {
   session(backend: Backend, key: string, plan: DialPlan, attempt: number): Promise<ClientHttp2Session> {
     const pending = this.#sessions.get(key);
     if (pending !== undefined) return pending;
-    const created: Promise<ClientHttp2Session> = dial(backend, plan, attempt).then((socket) =>
-      settled(this.#adopt(socket, backend, key, plan, created), backend, plan.connectTimeout),
-    );
+    const created: Promise<ClientHttp2Session> = dial(backend, plan, attempt)
+      .then((socket) => settled(this.#adopt(socket, backend, key, plan, created), backend, plan.connectTimeout))
+      .then((session) => {
+        this.#ready.set(key, { pending: created, session });
+        return session;
+      });
     this.#sessions.set(key, created);
     created.catch(() => {
       if (this.#sessions.get(key) === created) this.#sessions.delete(key);
@@ -111,6 +119,7 @@ export class H2Pool {
       forget();
       clearInterval(pinger);
       this.#all.delete(session);
+      if (this.#ready.get(key)?.session === session) this.#ready.delete(key);
     });
     session.setTimeout(this.#idleTimeout, () => {
       forget();
@@ -121,6 +130,20 @@ export class H2Pool {
     }, PING_INTERVAL_MS);
     pinger.unref();
     return session;
+  }
+
+  /**
+   * Opens a stream for `head` at once when the key's session is settled and usable (the common
+   * case: no promise, no await per stream); undefined when it is not, and `open` must be used.
+   * Throws what `open` rejects with.
+   */
+  openReady(backend: Backend, key: string, head: Head, endStream: boolean, owner?: Socket): Exchange | undefined {
+    const ready = this.#ready.get(key);
+    if (ready === undefined || this.#sessions.get(key) !== ready.pending) return undefined;
+    const { session } = ready;
+    if (session.closed || session.destroyed) return undefined;
+    if (owner !== undefined) this.#private.hold(key, owner);
+    return this.#stream(session, backend, key, head, endStream);
   }
 
   /**
@@ -144,6 +167,11 @@ export class H2Pool {
       this.#sessions.delete(key);
       session = await this.session(backend, key, plan, attempt);
     }
+    return this.#stream(session, backend, key, head, endStream);
+  }
+
+  /** A stream for `head` on `session` (the session of `key`). */
+  #stream(session: ClientHttp2Session, backend: Backend, key: string, head: Head, endStream: boolean): Exchange {
     let stream: ClientHttp2Stream;
     try {
       stream = session.request(h2RequestHeaders(head), { endStream, waitForTrailers: !endStream });
@@ -156,11 +184,10 @@ export class H2Pool {
       throw new ConnectError(`h2 ${backend.id}: ${(e as Error).message}`, false);
     }
     this.#all.set(session, (this.#all.get(session) ?? 0) + 1);
-    stream.once('close', () => {
+    return h2Exchange(session, stream, endStream, () => {
       const n = this.#all.get(session);
       if (n !== undefined) this.#all.set(session, n - 1);
     });
-    return h2Exchange(session, stream);
   }
 
   /** GOAWAY on the session of `key`: its streams finish, no new one starts there. */
@@ -224,15 +251,44 @@ function keepAlive(session: ClientHttp2Session): void {
   if (!sent) clearTimeout(timer);
 }
 
-/** The Exchange view of one client stream towards a backend. */
-function h2Exchange(session: ClientHttp2Session, stream: ClientHttp2Stream): Exchange {
-  let trailersOut: Record<string, string> = {};
-  let trailersIn: Record<string, string> = {};
-  // Errors are reported through `listen`; this keeps one from going unhandled before that.
-  stream.on('error', () => {});
-  stream.on('wantTrailers', () => stream.sendTrailers(trailersOut));
-  stream.on('trailers', (_t, _f, raw) => {
+const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
+
+/**
+ * The Exchange view of one client stream towards a backend. One listener per event, registered
+ * here (`closed`: the pool's own bookkeeping, run first on 'close'); what `listen` adds is only
+ * the response head. Errors before `listen` are not reported (the caller listens right away).
+ */
+function h2Exchange(
+  session: ClientHttp2Session,
+  stream: ClientHttp2Stream,
+  endStream: boolean,
+  closed: () => void,
+): Exchange {
+  let trailersOut: Readonly<Record<string, string>> = NO_FIELDS;
+  let trailersIn: Record<string, string> = NO_FIELDS;
+  let events: ExchangeEvents | undefined;
+  let answered = false;
+  let reported = false;
+  const fail = (code: number, reason: string) => {
+    if (reported || events === undefined) return;
+    reported = true;
+    // The connection died under the stream: not a reset the backend chose, so no code to mirror.
+    if (session.destroyed) events.failed(0, 'upstream connection lost');
+    else events.failed(code, reason);
+  };
+  stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
+  if (!endStream) stream.once('wantTrailers', () => stream.sendTrailers(trailersOut));
+  stream.once('trailers', (_t, _f, raw) => {
     trailersIn = trailerFields(raw);
+  });
+  stream.once('close', () => {
+    closed();
+    const code = stream.rstCode ?? 0;
+    // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
+    if (code === 0 && answered && !reported && events !== undefined) {
+      reported = true;
+      events.complete(trailersIn);
+    } else fail(code, `upstream: stream closed with code ${code}`);
   });
   return {
     body: stream,
@@ -243,33 +299,16 @@ function h2Exchange(session: ClientHttp2Session, stream: ClientHttp2Stream): Exc
     cancel(h2Code) {
       if (!stream.destroyed) stream.close(h2Code);
     },
-    listen(events: ExchangeEvents) {
-      let answered = false;
+    listen(listener: ExchangeEvents) {
+      events = listener;
       stream.once('response', (headers, flags, raw) => {
         answered = true;
-        events.response({
+        listener.response({
           status: Number(headers[':status']),
           headers: responseHeaders(raw),
           body: stream,
           endStream: (flags & END_STREAM) !== 0,
         });
-      });
-      let reported = false;
-      const fail = (code: number, reason: string) => {
-        if (reported) return;
-        reported = true;
-        // The connection died under the stream: not a reset the backend chose, so no code to mirror.
-        if (session.destroyed) events.failed(0, 'upstream connection lost');
-        else events.failed(code, reason);
-      };
-      stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
-      stream.once('close', () => {
-        const code = stream.rstCode ?? 0;
-        // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
-        if (code === 0 && answered && !reported) {
-          reported = true;
-          events.complete(trailersIn);
-        } else fail(code, `upstream: stream closed with code ${code}`);
       });
     },
   };

@@ -42,7 +42,7 @@ describe('bench harness smoke', () => {
         warmupSec: 1,
         idleConnections: 10,
         scenarios: ['tlsconn', 'h2'],
-        targets: ['direct', 'switchboard-net', 'switchboard-http2'],
+        targets: ['direct', 'node-h2-proxy', 'switchboard-net', 'switchboard-http2'],
         log: () => {},
       });
       for (const pid of result.spawned) expect(isRunning(pid), `pid ${pid} still running`).toBe(false);
@@ -50,8 +50,12 @@ describe('bench harness smoke', () => {
         'tlsconn direct',
         'tlsconn switchboard-net',
         'h2 direct',
+        'h2 node-h2-proxy',
         'h2 switchboard-http2',
       ]);
+      // The HTTP/2 rows carry their ratio to the Node floor of the same run.
+      const h2 = result.rows.find((r) => r.scenario === 'h2' && r.target === 'switchboard-http2');
+      expect(h2?.ratios['node-h2-proxy']).toBeGreaterThan(0);
       for (const row of result.rows) {
         expect(row.median, `${row.scenario} ${row.target}`).toBeGreaterThan(0);
         expect(row.extra.errors, `${row.scenario} ${row.target} errors`).toBe(0);

@@ -77,6 +77,35 @@ describe('http2 panel: per-stream routing', () => {
     expect(lines.every((l) => l.protocol === 'h2c' && l.result === 'ok' && l.status === 200)).toBe(true);
   });
 
+  it('answers Expect as node does (100-continue: an interim 100, then forwarded; others: 417) and HEAD without a body', async () => {
+    const interim = await new Promise<{ continued: boolean; status: number; body: string }>((resolve, reject) => {
+      const stream = session.request({ ':path': '/b/expect', ':method': 'POST', expect: '100-continue' });
+      let continued = false;
+      let status = 0;
+      let body = '';
+      stream.on('continue', () => {
+        continued = true;
+        stream.end('payload');
+      });
+      stream.on('response', (h) => {
+        status = Number(h[':status']);
+      });
+      stream.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      stream.on('end', () => resolve({ continued, status, body }));
+      stream.on('error', reject);
+    });
+    expect(interim.continued).toBe(true);
+    expect(interim.status).toBe(200);
+    expect(JSON.parse(interim.body).backend).toBe('b');
+    const other = await h2Request(session, { ':path': '/b/expect-other', expect: 'something-else' });
+    expect(other.status).toBe(417);
+    const head = await h2Request(session, { ':path': '/b/head', ':method': 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+  });
+
   it('keeps one upstream session for many streams to an h2c backend', async () => {
     const before = b.sessions;
     await Promise.all(Array.from({ length: 20 }, (_, i) => h2Request(session, { ':path': `/b/m${i}` })));
