@@ -25,7 +25,9 @@ const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 function parseValue(text: string, line: number): number {
   if (text === '+Inf') return Number.POSITIVE_INFINITY;
   if (text === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (text === 'NaN') return Number.NaN;
+  // Prometheus parses values with Go's ParseFloat, which takes NaN in any case: prom-client
+  // writes `Nan` (e.g. nodejs_eventloop_lag_* before the event-loop histogram has a sample).
+  if (text.toLowerCase() === 'nan') return Number.NaN;
   const n = Number(text);
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text) || Number.isNaN(n)) {
     throw new Error(`line ${line}: bad sample value ${JSON.stringify(text)}`);
