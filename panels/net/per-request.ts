@@ -60,25 +60,23 @@ export interface PerRequestStart {
   readonly listener: ListenerConfig;
   readonly runtime: PanelRuntime;
   readonly engine: Engine;
-  readonly head: Http1Head;
-  /** The peeked bytes: the first head at offset 0, and whatever followed it. */
-  readonly buffer: Buffer;
-  readonly request: Request;
   /** The connection's access record (filled with the first request's route). */
   readonly connection: AccessRecord;
   /** Builds the Request of a later head (same connection facts); throws peer errors. */
-  readonly requestFor: (head: Http1Head, buffer: Buffer) => Request;
+  readonly requestFor: (head: Http1Head) => Request;
   /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
   readonly finish: (result: string, status?: number, reason?: string) => void;
   /** Writes one per-request access line; undefined when the config writes connection lines. */
   readonly requestLog: ((record: AccessRecord) => void) | undefined;
 }
 
-/** Runs a client connection in per-request mode until it closes. */
-export function runPerRequest(start: PerRequestStart): void {
+/**
+ * Runs a client connection in per-request mode until it closes, starting with the peeked first
+ * `head` and its `request`; `buffer` holds the head at offset 0 and whatever followed it (none
+ * of the three is kept once routed: an idle connection holds no head).
+ */
+export function runPerRequest(start: PerRequestStart, head: Http1Head, buffer: Buffer, request: Request): void {
   const d = new PerRequestDriver(start);
-  // Routes the peeked first head and starts reading.
-  const { head, buffer, request } = start;
   try {
     const consumed = route(d, head, buffer, request);
     if (consumed >= 0) frame(d, buffer, consumed, 0);
