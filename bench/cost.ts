@@ -73,7 +73,10 @@ async function main(): Promise<void> {
       backendPort: backend.port,
       backendPids: backend.pids(),
       dir,
-      nodeFlags: values.profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(values.profile)}`],
+      nodeFlags:
+        values.profile === undefined
+          ? []
+          : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`],
       spawn,
     };
     const all: Target[] = [...TARGETS];

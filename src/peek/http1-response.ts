@@ -106,6 +106,7 @@ const DOT = 0x2e;
 const SP = 0x20;
 const HT = 0x09;
 const COLON = 0x3a;
+const CR = 0x0d;
 const ZERO = 0x30;
 const NINE = 0x39;
 
@@ -171,9 +172,10 @@ function fieldLine(buf: Buffer, from: number, to: number, n: number, f: Framing)
     const what = n === 1 ? 'whitespace-led line after the start line' : 'obs-fold (line folding)';
     throw bad(`${what} in header ${n} at byte ${from}`);
   }
-  let colon = buf.indexOf(COLON, from);
-  if (colon >= to) colon = -1;
-  if (colon === -1) throw bad(`no colon in header ${n} at byte ${from}`);
+  // A loop rather than buf.indexOf: a head's lines are short, a native call per line is not.
+  let colon = from;
+  while (colon < to && buf[colon] !== COLON) colon++;
+  if (colon === to) throw bad(`no colon in header ${n} at byte ${from}`);
   if (colon === from) throw bad(`empty name in header ${n} at byte ${from}`);
   for (let i = from; i < colon; i++) {
     const c = buf[i]!;
@@ -216,16 +218,21 @@ function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number,
   const last = end - 2;
   let from = lineEnd + 2;
   for (let n = 1; from < last; n++) {
-    let to = buf.indexOf(CRLF, from);
-    if (to === -1 || to > last) to = last;
+    let to = from;
+    while (to < last && buf[to] !== CR) to++;
     fieldLine(buf, from, to, n, f);
     from = to + 2;
   }
   if (status === 101) checkSwitch(f.upgrade ?? EMPTY, asked.upgradeTo);
   let close = versionMinor === 0;
   if (f.connection !== undefined) {
-    const tokens = connectionTokens(f.connection);
-    close = tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive'));
+    const only = f.connection.length === 1 ? f.connection[0]!.toLowerCase() : '';
+    if (only === 'keep-alive') close = false;
+    else if (only === 'close') close = true;
+    else {
+      const tokens = connectionTokens(f.connection);
+      close = tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive'));
+    }
   }
   return {
     status,
@@ -235,8 +242,6 @@ function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number,
     connectionClose: close,
   };
 }
-
-const CRLF = Buffer.from('\r\n');
 
 /** RFC 9112 §6.3 in order; see the header comment, steps 3–4. */
 function responseFraming(status: number, versionMinor: 0 | 1, method: string, te: string[], cl: string[]): BodyFraming {
