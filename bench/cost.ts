@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { HTTP1_GROUP } from './lib/groups.ts';
 import { measureIdle } from './lib/idle.ts';
 import { createSpawner } from './lib/proc.ts';
-import { switchboardTarget, TARGETS } from './lib/targets.ts';
+import { TARGETS } from './lib/targets.ts';
 import type { BenchContext, Running, Target } from './lib/types.ts';
 
 const { values } = parseArgs({
@@ -79,12 +79,8 @@ async function main(): Promise<void> {
           : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`],
       spawn,
     };
-    const all: Target[] = [...TARGETS];
-    if (process.env.SWB_BENCH_BASELINE) {
-      const base = resolve(process.env.SWB_BENCH_BASELINE);
-      all.push(switchboardTarget('switchboard-net@baseline', 'per-connection', base));
-      all.push(switchboardTarget('switchboard-per-request@baseline', 'per-request', base));
-    }
+    // lib/targets.ts adds the `@baseline` rows itself when SWB_BENCH_BASELINE is set.
+    const all: readonly Target[] = TARGETS;
     const wanted = values.targets.split(',');
     if (process.env.SWB_BENCH_BASELINE) wanted.push('switchboard-net@baseline', 'switchboard-per-request@baseline');
     const targets = all.filter((t) => wanted.includes(t.name));
