@@ -87,6 +87,49 @@ export function runPerRequest(start: PerRequestStart, head: Http1Head, buffer: B
   }
 }
 
+/** The driver of each client socket in per-request mode (the shared listeners find it here). */
+const drivers = new WeakMap<Socket, PerRequestDriver>();
+
+/**
+ * Runs `step` for the driver of `socket`, guarded: a throw (a broken invariant) closes this
+ * connection and releases its slot instead of reaching the process (per-request-end.ts failed).
+ */
+function dispatch(socket: Socket, step: (d: PerRequestDriver) => void): void {
+  const d = drivers.get(socket);
+  if (d === undefined) return;
+  try {
+    step(d);
+  } catch (err) {
+    failed(d, err);
+  }
+}
+
+function clientData(this: Socket, chunk: Buffer): void {
+  const d = drivers.get(this);
+  if (d === undefined) return;
+  try {
+    onData(d, chunk);
+  } catch (err) {
+    failed(d, err);
+  }
+}
+
+function clientEnd(this: Socket): void {
+  dispatch(this, onEnd);
+}
+
+function clientError(this: Socket): void {
+  dispatch(this, onError);
+}
+
+function clientTimeout(this: Socket): void {
+  dispatch(this, onTimeout);
+}
+
+function clientClose(this: Socket): void {
+  dispatch(this, onClose);
+}
+
 /**
  * head: reading a head · body: forwarding a body · wait: the response is awaited ·
  * connecting: a new upstream connection is being opened · tunnel: spliced · closing: ending.
@@ -131,47 +174,18 @@ export class PerRequestDriver implements LinkOwner {
   /** The connection's end was reported (finish runs once, even after an internal error). */
   finished = false;
   readonly undrain: () => void;
-  // Every entry point from an event is guarded: a throw (a broken invariant) closes this
-  // connection and releases its slot instead of reaching the process (per-request-end.ts failed).
-  readonly onData = (chunk: Buffer): void => {
-    try {
-      onData(this, chunk);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
+  // The client's listeners are shared by every driver (one function each, found again through
+  // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
+  // removeListener names them.
+  readonly onData = clientData;
+  readonly onEnd = clientEnd;
+  readonly onError = clientError;
+  readonly onTimeout = clientTimeout;
+  readonly onClose = clientClose;
   readonly onUpDrain = (): void => {
     try {
       this.upBlocked = false;
       flow(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onEnd = (): void => {
-    try {
-      onEnd(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onError = (): void => {
-    try {
-      onError(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onTimeout = (): void => {
-    try {
-      onTimeout(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onClose = (): void => {
-    try {
-      onClose(this);
     } catch (err) {
       failed(this, err);
     }
@@ -189,6 +203,7 @@ export class PerRequestDriver implements LinkOwner {
       idleTimeout: limits.idleTimeout,
     };
     const c = s.client;
+    drivers.set(c, this);
     c.on('data', this.onData);
     c.on('end', this.onEnd);
     c.on('error', this.onError);
