@@ -7,7 +7,8 @@
  *
  * 1. Each direction is one 'data' listener that writes the chunk on and pauses on backpressure,
  *    plus one 'drain' listener that resumes: no per-chunk closures and none of pipe()'s
- *    bookkeeping (its per-chunk state checks and its eight listeners per direction).
+ *    bookkeeping (its per-chunk state checks and its eight listeners per direction). The
+ *    listeners are shared by all splices (the state is one `Splice` object per connection).
  * 2. The idle timeout does not refresh a timer per chunk (socket.setTimeout does, on both sides,
  *    for every read and write). A chunk only bumps a counter; one timer per splice wakes every
  *    idleTimeout / IDLE_TICKS and ends the splice after IDLE_TICKS quiet ticks in a row, so a
@@ -37,6 +38,135 @@ export interface ClientFilter {
 const IDLE_TICKS = 4;
 
 /**
+ * One splice's state. Its sockets' listeners are shared by every splice (one function per event,
+ * finding the splice through `splices`): no closure per connection (issue 18: what an idle
+ * connection keeps).
+ */
+class Splice {
+  readonly client: Socket;
+  readonly upstream: Socket;
+  readonly onDone: (end: SpliceEnd) => void;
+  end: SpliceEnd = 'ok';
+  open = 2;
+  activity = 0;
+  seen = 0;
+  quiet = 0;
+  timer: NodeJS.Timeout | undefined;
+  /** The filter while it is not done; `clientFiltered` reads the client until then. */
+  stage: ClientFilter | undefined;
+  /** The client's current 'data' listener. */
+  clientListener: (this: Socket, chunk: Buffer) => void;
+
+  constructor(client: Socket, upstream: Socket, onDone: (end: SpliceEnd) => void, stage: ClientFilter | undefined) {
+    this.client = client;
+    this.upstream = upstream;
+    this.onDone = onDone;
+    this.stage = stage;
+    this.clientListener = stage === undefined ? clientData : clientFiltered;
+  }
+
+  fail(why: SpliceEnd): void {
+    if (this.end === 'ok') this.end = why;
+    this.client.destroy();
+    this.upstream.destroy();
+  }
+
+  closed(): void {
+    if (--this.open > 0) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.onDone(this.end);
+  }
+
+  endUpstream(): void {
+    const held = this.stage?.flush();
+    if (held !== undefined && held.length > 0) this.upstream.end(held);
+    else this.upstream.end();
+  }
+}
+
+const splices = new WeakMap<Socket, Splice>();
+
+function clientData(this: Socket, chunk: Buffer): void {
+  const s = splices.get(this)!;
+  s.activity++;
+  if (!s.upstream.write(chunk)) this.pause();
+}
+
+function clientFiltered(this: Socket, chunk: Buffer): void {
+  const s = splices.get(this)!;
+  s.activity++;
+  const stage = s.stage!;
+  const out = stage.push(chunk);
+  if (stage.done) {
+    s.stage = undefined;
+    this.removeListener('data', clientFiltered);
+    this.on('data', clientData);
+    s.clientListener = clientData;
+  }
+  if (out.length > 0 && !s.upstream.write(out)) this.pause();
+}
+
+function upstreamData(this: Socket, chunk: Buffer): void {
+  const s = splices.get(this)!;
+  s.activity++;
+  if (!s.client.write(chunk)) this.pause();
+}
+
+function clientError(this: Socket): void {
+  splices.get(this)?.fail('client_error');
+}
+
+function upstreamError(this: Socket): void {
+  splices.get(this)?.fail('upstream_error');
+}
+
+function upstreamDrain(this: Socket): void {
+  const s = splices.get(this)!;
+  s.activity++;
+  s.client.resume();
+}
+
+function clientDrain(this: Socket): void {
+  const s = splices.get(this)!;
+  s.activity++;
+  s.upstream.resume();
+}
+
+function clientClose(this: Socket): void {
+  const s = splices.get(this)!;
+  s.upstream.removeListener('data', upstreamData);
+  s.upstream.destroySoon();
+  s.closed();
+}
+
+function upstreamClose(this: Socket): void {
+  const s = splices.get(this)!;
+  s.client.removeListener('data', s.clientListener);
+  s.client.destroySoon();
+  s.closed();
+}
+
+function clientEnd(this: Socket): void {
+  splices.get(this)!.endUpstream();
+}
+
+function upstreamEnd(this: Socket): void {
+  splices.get(this)!.client.end();
+}
+
+function tick(s: Splice): void {
+  if (s.activity !== s.seen) {
+    s.seen = s.activity;
+    s.quiet = 0;
+  } else if (++s.quiet >= IDLE_TICKS) {
+    s.timer = undefined;
+    s.fail('idle_timeout');
+    return;
+  }
+  s.timer?.refresh();
+}
+
+/**
  * Splices `client` and `upstream`; `head` (the peeked bytes) is written upstream first, through
  * `filter` when one is given.
  */
@@ -48,94 +178,29 @@ export function splice(
   onDone: (end: SpliceEnd) => void,
   filter?: ClientFilter,
 ): void {
-  let end: SpliceEnd = 'ok';
-  let open = 2;
-  let activity = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const fail = (why: SpliceEnd) => {
-    if (end === 'ok') end = why;
-    client.destroy();
-    upstream.destroy();
-  };
-  const closed = () => {
-    if (--open > 0) return;
-    if (timer !== undefined) clearTimeout(timer);
-    onDone(end);
-  };
-  const toUpstream = (chunk: Buffer) => {
-    activity++;
-    if (!upstream.write(chunk)) client.pause();
-  };
-  // The filter while it is not done; `filtered` reads the client until then.
-  let stage = filter;
-  const first = stage !== undefined && head !== undefined ? stage.push(head) : head;
-  if (stage?.done) stage = undefined;
-  const filtered = (chunk: Buffer) => {
-    activity++;
-    const out = stage!.push(chunk);
-    if (stage!.done) {
-      stage = undefined;
-      client.removeListener('data', filtered);
-      client.on('data', toUpstream);
-      onClientData = toUpstream;
-    }
-    if (out.length > 0 && !upstream.write(out)) client.pause();
-  };
-  let onClientData = stage === undefined ? toUpstream : filtered;
-  const endUpstream = () => {
-    const held = stage?.flush();
-    if (held !== undefined && held.length > 0) upstream.end(held);
-    else upstream.end();
-  };
-  const toClient = (chunk: Buffer) => {
-    activity++;
-    if (!client.write(chunk)) upstream.pause();
-  };
-  client.on('error', () => fail('client_error'));
-  upstream.on('error', () => fail('upstream_error'));
-  client.on('data', onClientData);
-  upstream.on('data', toClient);
-  upstream.on('drain', () => {
-    activity++;
-    client.resume();
-  });
-  client.on('drain', () => {
-    activity++;
-    upstream.resume();
-  });
-  client.once('close', () => {
-    upstream.removeListener('data', toClient);
-    upstream.destroySoon();
-    closed();
-  });
-  upstream.once('close', () => {
-    client.removeListener('data', onClientData);
-    client.destroySoon();
-    closed();
-  });
+  const first = filter !== undefined && head !== undefined ? filter.push(head) : head;
+  const s = new Splice(client, upstream, onDone, filter?.done ? undefined : filter);
+  splices.set(client, s);
+  splices.set(upstream, s);
+  client.on('error', clientError);
+  upstream.on('error', upstreamError);
+  client.on('data', s.clientListener);
+  upstream.on('data', upstreamData);
+  upstream.on('drain', upstreamDrain);
+  client.on('drain', clientDrain);
+  // 'close' and 'end' come once each: `on` spares the `once` wrapper.
+  client.on('close', clientClose);
+  upstream.on('close', upstreamClose);
   if (idleTimeout > 0) {
-    let seen = activity;
-    let quiet = 0;
-    const tick = () => {
-      if (activity !== seen) {
-        seen = activity;
-        quiet = 0;
-      } else if (++quiet >= IDLE_TICKS) {
-        timer = undefined;
-        fail('idle_timeout');
-        return;
-      }
-      timer?.refresh();
-    };
-    timer = setTimeout(tick, Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS)));
-    timer.unref();
+    s.timer = setTimeout(tick, Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS)), s);
+    s.timer.unref();
   }
   if (first !== undefined && first.length > 0) upstream.write(first);
   // Either side may have ended while the route was decided ('end' fires even while paused).
-  if (client.readableEnded) endUpstream();
-  else client.once('end', endUpstream);
+  if (client.readableEnded) s.endUpstream();
+  else client.on('end', clientEnd);
   if (upstream.readableEnded) client.end();
-  else upstream.once('end', () => client.end());
+  else upstream.on('end', upstreamEnd);
   // Both sockets arrive paused (peek and connect leave them so): start reading now.
   client.resume();
   upstream.resume();

@@ -28,7 +28,7 @@ import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
-import { requestFromPeek } from '../../src/peek/to-request.ts';
+import { http1Requests, requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { splice } from '../../src/splice.ts';
@@ -128,28 +128,29 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
 
     if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
       // Every request of the connection is routed on its own from here on (per-request.ts).
-      const first = peeked;
-      runPerRequest({
-        client: socket,
-        listener,
-        runtime,
-        engine,
-        head: first.head,
-        buffer: first.buffer,
+      runPerRequest(
+        {
+          client: socket,
+          listener,
+          runtime,
+          engine,
+          connection: record,
+          requestFor: http1Requests(peeked.proxy, {
+            listener: listener.name,
+            socket,
+            addressing: clientAddressing(listener),
+          }),
+          ...(writesRequestLines(engine.loaded.config)
+            ? {
+                requestLog: (r: AccessRecord) => runtime.accessLog(r),
+                finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
+              }
+            : { requestLog: undefined, finish: log }),
+        },
+        peeked.head,
+        peeked.buffer,
         request,
-        connection: record,
-        requestFor: (head, buffer) =>
-          requestFromPeek(
-            { ...first, head, buffer },
-            { listener: listener.name, socket, addressing: clientAddressing(listener) },
-          ),
-        ...(writesRequestLines(engine.loaded.config)
-          ? {
-              requestLog: (r: AccessRecord) => runtime.accessLog(r),
-              finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
-            }
-          : { requestLog: undefined, finish: log }),
-      });
+      );
       return;
     }
 

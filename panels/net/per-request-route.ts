@@ -39,7 +39,7 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   const s = d.s;
   let request: Request;
   try {
-    request = given ?? s.requestFor(head, view);
+    request = given ?? s.requestFor(head);
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     refuse(d, 'bad_request', e.message);

@@ -60,25 +60,23 @@ export interface PerRequestStart {
   readonly listener: ListenerConfig;
   readonly runtime: PanelRuntime;
   readonly engine: Engine;
-  readonly head: Http1Head;
-  /** The peeked bytes: the first head at offset 0, and whatever followed it. */
-  readonly buffer: Buffer;
-  readonly request: Request;
   /** The connection's access record (filled with the first request's route). */
   readonly connection: AccessRecord;
   /** Builds the Request of a later head (same connection facts); throws peer errors. */
-  readonly requestFor: (head: Http1Head, buffer: Buffer) => Request;
+  readonly requestFor: (head: Http1Head) => Request;
   /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
   readonly finish: (result: string, status?: number, reason?: string) => void;
   /** Writes one per-request access line; undefined when the config writes connection lines. */
   readonly requestLog: ((record: AccessRecord) => void) | undefined;
 }
 
-/** Runs a client connection in per-request mode until it closes. */
-export function runPerRequest(start: PerRequestStart): void {
+/**
+ * Runs a client connection in per-request mode until it closes, starting with the peeked first
+ * `head` and its `request`; `buffer` holds the head at offset 0 and whatever followed it (none
+ * of the three is kept once routed: an idle connection holds no head).
+ */
+export function runPerRequest(start: PerRequestStart, head: Http1Head, buffer: Buffer, request: Request): void {
   const d = new PerRequestDriver(start);
-  // Routes the peeked first head and starts reading.
-  const { head, buffer, request } = start;
   try {
     const consumed = route(d, head, buffer, request);
     if (consumed >= 0) frame(d, buffer, consumed, 0);
@@ -87,6 +85,49 @@ export function runPerRequest(start: PerRequestStart): void {
   } catch (err) {
     failed(d, err);
   }
+}
+
+/** The driver of each client socket in per-request mode (the shared listeners find it here). */
+const drivers = new WeakMap<Socket, PerRequestDriver>();
+
+/**
+ * Runs `step` for the driver of `socket`, guarded: a throw (a broken invariant) closes this
+ * connection and releases its slot instead of reaching the process (per-request-end.ts failed).
+ */
+function dispatch(socket: Socket, step: (d: PerRequestDriver) => void): void {
+  const d = drivers.get(socket);
+  if (d === undefined) return;
+  try {
+    step(d);
+  } catch (err) {
+    failed(d, err);
+  }
+}
+
+function clientData(this: Socket, chunk: Buffer): void {
+  const d = drivers.get(this);
+  if (d === undefined) return;
+  try {
+    onData(d, chunk);
+  } catch (err) {
+    failed(d, err);
+  }
+}
+
+function clientEnd(this: Socket): void {
+  dispatch(this, onEnd);
+}
+
+function clientError(this: Socket): void {
+  dispatch(this, onError);
+}
+
+function clientTimeout(this: Socket): void {
+  dispatch(this, onTimeout);
+}
+
+function clientClose(this: Socket): void {
+  dispatch(this, onClose);
 }
 
 /**
@@ -133,47 +174,18 @@ export class PerRequestDriver implements LinkOwner {
   /** The connection's end was reported (finish runs once, even after an internal error). */
   finished = false;
   readonly undrain: () => void;
-  // Every entry point from an event is guarded: a throw (a broken invariant) closes this
-  // connection and releases its slot instead of reaching the process (per-request-end.ts failed).
-  readonly onData = (chunk: Buffer): void => {
-    try {
-      onData(this, chunk);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
+  // The client's listeners are shared by every driver (one function each, found again through
+  // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
+  // removeListener names them.
+  readonly onData = clientData;
+  readonly onEnd = clientEnd;
+  readonly onError = clientError;
+  readonly onTimeout = clientTimeout;
+  readonly onClose = clientClose;
   readonly onUpDrain = (): void => {
     try {
       this.upBlocked = false;
       flow(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onEnd = (): void => {
-    try {
-      onEnd(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onError = (): void => {
-    try {
-      onError(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onTimeout = (): void => {
-    try {
-      onTimeout(this);
-    } catch (err) {
-      failed(this, err);
-    }
-  };
-  readonly onClose = (): void => {
-    try {
-      onClose(this);
     } catch (err) {
       failed(this, err);
     }
@@ -191,6 +203,7 @@ export class PerRequestDriver implements LinkOwner {
       idleTimeout: limits.idleTimeout,
     };
     const c = s.client;
+    drivers.set(c, this);
     c.on('data', this.onData);
     c.on('end', this.onEnd);
     c.on('error', this.onError);

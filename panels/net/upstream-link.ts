@@ -110,11 +110,12 @@ export class UpstreamLink {
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
     this.#scanner = new Http1ResponseScanner(settings.maxHeaderBytes);
-    socket.on('data', this.#onData);
-    socket.on('end', this.#onEnd);
-    socket.on('error', this.#onError);
-    socket.once('close', this.#onClose);
-    socket.on('timeout', this.#onTimeout);
+    links.set(socket, this);
+    socket.on('data', linkData);
+    socket.on('end', linkEnd);
+    socket.on('error', linkError);
+    socket.once('close', linkClose);
+    socket.on('timeout', linkTimeout);
     if (settings.idleTimeout > 0) socket.setTimeout(settings.idleTimeout);
     socket.resume();
   }
@@ -139,9 +140,9 @@ export class UpstreamLink {
 
   /** Stops listening for data (the tunnel takes the socket over). */
   detach(): void {
-    this.socket.removeListener('data', this.#onData);
-    this.socket.removeListener('end', this.#onEnd);
-    this.socket.removeListener('timeout', this.#onTimeout);
+    this.socket.removeListener('data', linkData);
+    this.socket.removeListener('end', linkEnd);
+    this.socket.removeListener('timeout', linkTimeout);
     this.socket.setTimeout(0);
     this.#method = undefined;
     this.#gone = true;
@@ -153,7 +154,8 @@ export class UpstreamLink {
     this.socket.destroy();
   }
 
-  readonly #onData = (chunk: Buffer): void => {
+  /** The socket's 'data' (through linkData). */
+  onData(chunk: Buffer): void {
     if (this.#method === undefined) {
       // Nothing was asked: a backend talking out of turn cannot be framed, so it is dropped.
       this.destroy();
@@ -170,7 +172,7 @@ export class UpstreamLink {
       if (!isSwitchboardError(e)) throw e;
       this.#break('bad_response', e.message);
     }
-  };
+  }
 
   /** Frames `buf` from offset 0 and forwards what belongs to the response. */
   #frame(buf: Buffer): void {
@@ -243,7 +245,8 @@ export class UpstreamLink {
     });
   }
 
-  readonly #onEnd = (): void => {
+  /** The socket's 'end' (through linkEnd). */
+  onEnd(): void {
     this.reusable = false;
     if (this.#body !== undefined && this.#closeDelimited) {
       // A close-delimited body ends here: the response is complete.
@@ -253,19 +256,22 @@ export class UpstreamLink {
       return;
     }
     this.socket.end();
-  };
+  }
 
-  readonly #onError = (err: Error): void => {
+  /** The socket's 'error' (through linkError). */
+  onError(err: Error): void {
     if (this.#method !== undefined) this.#break('upstream_error', err.message);
     this.socket.destroy();
-  };
+  }
 
-  readonly #onTimeout = (): void => {
+  /** The socket's 'timeout' (through linkTimeout). */
+  onTimeout(): void {
     if (this.#method !== undefined) this.#break('idle_timeout', 'no traffic within idleTimeout');
     else this.destroy();
-  };
+  }
 
-  readonly #onClose = (): void => {
+  /** The socket's 'close' (through linkClose). */
+  onClose(): void {
     // The registry hears `closed` from the upstream pipeline (src/upstream/dial.ts).
     const wasBusy = this.#method !== undefined;
     this.reusable = false;
@@ -273,7 +279,7 @@ export class UpstreamLink {
     this.#gone = true;
     if (wasBusy) this.#owner.broken(this, 'upstream_closed', 'backend connection closed');
     else this.#owner.closed(this);
-  };
+  }
 
   /** Reports a busy link as broken (once) and closes it. */
   #break(why: LinkBreak, reason: string): void {
@@ -285,4 +291,24 @@ export class UpstreamLink {
     }
     this.socket.destroy();
   }
+}
+
+/** The link of each upstream socket (the shared listeners below find it here). */
+const links = new WeakMap<Socket, UpstreamLink>();
+
+// One function per event for every link: no closure per upstream connection (issue 18).
+function linkData(this: Socket, chunk: Buffer): void {
+  links.get(this)?.onData(chunk);
+}
+function linkEnd(this: Socket): void {
+  links.get(this)?.onEnd();
+}
+function linkError(this: Socket, err: Error): void {
+  links.get(this)?.onError(err);
+}
+function linkTimeout(this: Socket): void {
+  links.get(this)?.onTimeout();
+}
+function linkClose(this: Socket): void {
+  links.get(this)?.onClose();
 }

@@ -24,7 +24,7 @@ export const NO_BODY = Object.freeze({ kind: 'none' }) as { readonly kind: 'none
 export const CHUNKED = Object.freeze({ kind: 'chunked' }) as { readonly kind: 'chunked' };
 
 // RFC 9110 §5.6.2 tchar: "!#$%&'*+-.^_`|~" DIGIT ALPHA.
-const TCHAR = new Uint8Array(128);
+export const TCHAR = new Uint8Array(128);
 for (const ch of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
   TCHAR[ch.charCodeAt(0)] = 1;
 }

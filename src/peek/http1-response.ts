@@ -4,7 +4,10 @@
  * 1. `Http1ResponseScanner.feed(buf, requestMethod, upgradeTo)` finds the head like the request peek
  *    (HeadScanner: bare CR/LF refused, at most one leading CRLF, `maxHeaderBytes` → 431).
  * 2. The status line must be `HTTP/1.0|1.1 SP 3DIGIT [SP reason]`; field lines follow the same
- *    strict rules as requests, and llhttp must accept the head and agree on status and fields.
+ *    strict rules as requests (`parseFieldLine`'s, same messages). The response side only needs
+ *    its framing (issue 18): the head is checked on its bytes, without llhttp and without a
+ *    string per field; only the values of Content-Length, Transfer-Encoding, Connection and
+ *    Upgrade become strings, to be judged by the shared rules of http1-fields.ts.
  * 3. Framing follows RFC 9112 §6.3: a response to HEAD, any 1xx, 204 and 304 have no body;
  *    101 and a 2xx answer to CONNECT make the connection an opaque tunnel; Transfer-Encoding
  *    ending in chunked is chunked, any other Transfer-Encoding reads until close; then
@@ -24,16 +27,14 @@ import {
   CHUNKED,
   clip,
   connectionTokens,
-  type HeaderPair,
   isToken,
   NO_BODY,
   parseContentLength,
-  parseFieldLine,
   splitList,
+  TCHAR,
   upgradeProtocols,
 } from './http1-fields.ts';
-import { HeadScanner } from './http1-scan.ts';
-import { llhttpHead } from './llhttp.ts';
+import { HeadScanner, hex } from './http1-scan.ts';
 
 const WHO = 'http1 response';
 const NONE: readonly string[] = Object.freeze([]);
@@ -42,7 +43,6 @@ const NONE: readonly string[] = Object.freeze([]);
 export interface Http1ResponseHead {
   readonly status: number;
   readonly versionMinor: 0 | 1;
-  readonly headers: readonly HeaderPair[];
   /** Bytes from the buffer start through the final CRLFCRLF. */
   readonly headLength: number;
   readonly bodyFraming: BodyFraming;
@@ -97,51 +97,149 @@ function bad(what: string): Error {
   return peerError('bad_request', `${WHO}: ${what}`);
 }
 
-const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: .*)?$/s;
+const H = 0x48;
+const T = 0x54;
+const P = 0x50;
+const SLASH = 0x2f;
+const ONE = 0x31;
+const DOT = 0x2e;
+const SP = 0x20;
+const HT = 0x09;
+const COLON = 0x3a;
+const CR = 0x0d;
+const ZERO = 0x30;
+const NINE = 0x39;
 
+/** The framing fields by name (lower-cased), matched on bytes without making a string. */
+const CONNECTION = bytesOf('connection');
+const TRANSFER_ENCODING = bytesOf('transfer-encoding');
+const CONTENT_LENGTH = bytesOf('content-length');
+const UPGRADE = bytesOf('upgrade');
+
+function bytesOf(name: string): Uint8Array {
+  return Uint8Array.from(name, (ch) => ch.charCodeAt(0));
+}
+
+/** True when bytes [from, from + name.length) of `buf` are `name` in any case (a token: checked). */
+function nameIs(buf: Buffer, from: number, length: number, name: Uint8Array): boolean {
+  if (length !== name.length) return false;
+  for (let i = 0; i < length; i++) if ((buf[from + i]! | 0x20) !== name[i]) return false;
+  return true;
+}
+
+/** The framing fields' values (as strings: they are few and short); every other field stays bytes. */
+interface Framing {
+  connection: string[] | undefined;
+  te: string[] | undefined;
+  cl: string[] | undefined;
+  upgrade: string[] | undefined;
+}
+
+const EMPTY: string[] = [];
+
+/** `HTTP/1.0|1.1 SP 3DIGIT [SP reason]` on bytes [start, lineEnd); returns the status code. */
+function statusLine(buf: Buffer, start: number, lineEnd: number): number {
+  const ok =
+    lineEnd - start >= 12 &&
+    buf[start] === H &&
+    buf[start + 1] === T &&
+    buf[start + 2] === T &&
+    buf[start + 3] === P &&
+    buf[start + 4] === SLASH &&
+    buf[start + 5] === ONE &&
+    buf[start + 6] === DOT &&
+    (buf[start + 7] === ZERO || buf[start + 7] === ONE) &&
+    buf[start + 8] === SP &&
+    isDigit(buf[start + 9]!) &&
+    isDigit(buf[start + 10]!) &&
+    isDigit(buf[start + 11]!) &&
+    (lineEnd - start === 12 || buf[start + 12] === SP);
+  if (!ok) throw bad('status line is not "HTTP/1.x nnn reason"');
+  return (buf[start + 9]! - ZERO) * 100 + (buf[start + 10]! - ZERO) * 10 + (buf[start + 11]! - ZERO);
+}
+
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= NINE;
+}
+
+/**
+ * Checks field line number `n`, bytes [from, to), by the rules of `parseFieldLine` (same order,
+ * same messages) and keeps the value of a framing field.
+ */
+function fieldLine(buf: Buffer, from: number, to: number, n: number, f: Framing): void {
+  const first = buf[from]!;
+  if (first === SP || first === HT) {
+    const what = n === 1 ? 'whitespace-led line after the start line' : 'obs-fold (line folding)';
+    throw bad(`${what} in header ${n} at byte ${from}`);
+  }
+  // A loop rather than buf.indexOf: a head's lines are short, a native call per line is not.
+  let colon = from;
+  while (colon < to && buf[colon] !== COLON) colon++;
+  if (colon === to) throw bad(`no colon in header ${n} at byte ${from}`);
+  if (colon === from) throw bad(`empty name in header ${n} at byte ${from}`);
+  for (let i = from; i < colon; i++) {
+    const c = buf[i]!;
+    if (c === SP || c === HT) throw bad(`whitespace before colon in header ${n} at byte ${i}`);
+    if (c >= 128 || TCHAR[c] === 0) throw bad(`invalid byte 0x${hex(c)} in name of header ${n} at byte ${i}`);
+  }
+  let v = colon + 1;
+  let e = to;
+  while (v < e && (buf[v] === SP || buf[v] === HT)) v++;
+  while (e > v && (buf[e - 1] === SP || buf[e - 1] === HT)) e--;
+  for (let i = v; i < e; i++) {
+    const c = buf[i]!;
+    if ((c < SP && c !== HT) || c === 0x7f) throw bad(`control byte 0x${hex(c)} in value of header ${n} at byte ${i}`);
+  }
+  const length = colon - from;
+  if (nameIs(buf, from, length, CONTENT_LENGTH)) f.cl = keep(f.cl, buf, v, e);
+  else if (nameIs(buf, from, length, CONNECTION)) f.connection = keep(f.connection, buf, v, e);
+  else if (nameIs(buf, from, length, TRANSFER_ENCODING)) f.te = keep(f.te, buf, v, e);
+  else if (nameIs(buf, from, length, UPGRADE)) f.upgrade = keep(f.upgrade, buf, v, e);
+}
+
+/** `list` with the value at bytes [v, e) appended (a new list for the first one). */
+function keep(list: string[] | undefined, buf: Buffer, v: number, e: number): string[] {
+  const value = buf.toString('latin1', v, e);
+  if (list === undefined) return [value];
+  list.push(value);
+  return list;
+}
+
+/**
+ * Parses and validates a complete head: bytes [start, end) of `buf`, the status line ending at
+ * `lineEnd`. Bytes only: the one strings made are the framing fields' values.
+ */
 function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number, asked: Asked): Http1ResponseHead {
-  const m = STATUS_LINE.exec(buf.toString('latin1', start, lineEnd));
-  if (m === null) throw bad('status line is not "HTTP/1.x nnn reason"');
-  const versionMinor = m[1] === '1' ? 1 : 0;
-  const status = Number(m[2]);
+  const status = statusLine(buf, start, lineEnd);
+  const versionMinor = buf[start + 7] === ONE ? 1 : 0;
   if (status < 100) throw bad(`status ${status} out of range`);
-  const headers: HeaderPair[] = [];
-  const at = lineEnd + 2;
-  if (at < end - 2) {
-    const text = buf.toString('latin1', at, end - 4);
-    let from = 0;
-    for (let n = 1; from <= text.length; n++) {
-      let to = text.indexOf('\r\n', from);
-      if (to === -1) to = text.length;
-      headers.push(parseFieldLine(text.slice(from, to), n, at + from, WHO));
-      from = to + 2;
+  const f: Framing = { connection: undefined, te: undefined, cl: undefined, upgrade: undefined };
+  // Field lines: [lineEnd + 2, end - 2), separated by CRLF (the scanner refused bare CR and LF).
+  const last = end - 2;
+  let from = lineEnd + 2;
+  for (let n = 1; from < last; n++) {
+    let to = from;
+    while (to < last && buf[to] !== CR) to++;
+    fieldLine(buf, from, to, n, f);
+    from = to + 2;
+  }
+  if (status === 101) checkSwitch(f.upgrade ?? EMPTY, asked.upgradeTo);
+  let close = versionMinor === 0;
+  if (f.connection !== undefined) {
+    const only = f.connection.length === 1 ? f.connection[0]!.toLowerCase() : '';
+    if (only === 'keep-alive') close = false;
+    else if (only === 'close') close = true;
+    else {
+      const tokens = connectionTokens(f.connection);
+      close = tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive'));
     }
   }
-  const r = llhttpHead('RESPONSE', buf.subarray(start, end));
-  if (!r.ok) throw bad(`llhttp: ${r.reason}`);
-  if (r.status !== status || r.versionMinor !== versionMinor || r.fields !== headers.length) {
-    throw bad('parser disagreement on the response head');
-  }
-  const connection: string[] = [];
-  const te: string[] = [];
-  const cl: string[] = [];
-  const upgrade: string[] = [];
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    if (lower === 'connection') connection.push(value);
-    else if (lower === 'transfer-encoding') te.push(value);
-    else if (lower === 'content-length') cl.push(value);
-    else if (lower === 'upgrade') upgrade.push(value);
-  }
-  if (status === 101) checkSwitch(upgrade, asked.upgradeTo);
-  const tokens = connectionTokens(connection);
   return {
     status,
     versionMinor,
-    headers,
     headLength: end,
-    bodyFraming: responseFraming(status, versionMinor, asked.method, te, cl),
-    connectionClose: tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive')),
+    bodyFraming: responseFraming(status, versionMinor, asked.method, f.te ?? EMPTY, f.cl ?? EMPTY),
+    connectionClose: close,
   };
 }
 

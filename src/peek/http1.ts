@@ -162,7 +162,7 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   }
   const offered = upgradeProtocols(g.upgrade);
   refuseH2Upgrade(offered, 'http1');
-  crossCheck(buf.subarray(start, end), target, versionMinor, headers.length);
+  crossCheck(buf.subarray(start, end), method.length + 1, target.length, versionMinor, headers.length);
   const tokens = connectionTokens(g.connection);
   const upgrade = g.upgrade.length > 0 && tokens.has('upgrade');
   return {
@@ -235,11 +235,14 @@ function framing(g: Gathered, versionMinor: 0 | 1): RequestBodyFraming {
   return length === 0 ? NO_BODY : { kind: 'length', length };
 }
 
-/** llhttp must accept the head and see the same target, version and number of fields. */
-function crossCheck(head: Buffer, target: string, versionMinor: number, fields: number): void {
+/**
+ * llhttp must accept the head and see the same target (the same bytes: `targetAt`, after the
+ * method and its one space), version and number of fields.
+ */
+function crossCheck(head: Buffer, targetAt: number, targetLength: number, versionMinor: number, fields: number): void {
   const r = llhttpHead('REQUEST', head);
   if (!r.ok) throw bad(`llhttp: ${r.reason}`);
-  if (r.url !== target || r.versionMinor !== versionMinor || r.fields !== fields) {
+  if (r.urlAt !== targetAt || r.urlLength !== targetLength || r.versionMinor !== versionMinor || r.fields !== fields) {
     throw bad('parser disagreement on the request head');
   }
 }

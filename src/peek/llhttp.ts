@@ -1,27 +1,32 @@
 /**
- * Our small interface over llhttp-wasm, used as the basic-grammar gate for complete heads.
+ * Our small interface over llhttp (the WASM build shipped by llhttp-wasm), used as the
+ * basic-grammar gate for complete request heads.
  *
- * 1. One parser per kind per module (per thread), created on first use; `reset()` before each
- *    head. `execute()` is synchronous and copies the bytes into WASM memory.
- * 2. We call `execute()` exactly once with a complete head (found by HeadScanner), because
- *    llhttp-wasm stores header and URL pieces per call, so split heads would come back garbled.
+ * 1. One parser per kind per module (per thread), created on first use; reset before each head.
+ *    `llhttpHead()` is synchronous and copies the head into one buffer in WASM memory that is
+ *    allocated once (and grown when a longer head comes).
+ * 2. We call `llhttp_execute` exactly once with a complete head (found by HeadScanner).
  * 3. llhttp is lenient in places (two Host lines, TE on HTTP/1.0…) and has no strict switch;
  *    the strict checks live in our own code. What llhttp refuses, we refuse too: this includes
  *    methods it does not know (it has a fixed method table).
  * 4. The caller cross-checks what llhttp saw against its own parse; a disagreement is a 400.
- * 5. llhttp-wasm builds every URL, field and value string with `new TextDecoder()`; creating a
- *    decoder per string was half the cost of a head. During our synchronous `execute()` the
- *    global constructor is swapped for one that returns a shared decoder (same output), and
- *    restored before returning.
+ * 5. The same WASM module as llhttp-wasm's, instantiated here with our own callbacks (issue 18):
+ *    llhttp-wasm's binding decodes every URL, field name and value into a string (a TextDecoder
+ *    call each), keeps them in arrays, builds a message object and mallocs/frees the input per
+ *    call; the cross-check needs none of that. Our callbacks only record where the URL is and
+ *    count field lines; nothing is allocated per head except on a refusal (the reason text).
  */
 
-import { createParser, type HeadersComplete, type Parser } from 'llhttp-wasm';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 /** What llhttp saw in one head, or the reason it refused it. */
 export type LlhttpResult =
   | {
       readonly ok: true;
-      readonly url: string;
+      /** Offset of the request-target in the head (requests; -1 when llhttp saw none). */
+      readonly urlAt: number;
+      readonly urlLength: number;
       readonly versionMinor: number;
       readonly fields: number;
       readonly status: number;
@@ -30,56 +35,130 @@ export type LlhttpResult =
 
 type Kind = 'REQUEST' | 'RESPONSE';
 
-const parsers = new Map<Kind, Parser>();
-
-const sharedDecoder = new TextDecoder();
-/** A stand-in constructor: `new SharedDecoder()` yields the one shared (stateless, utf-8) decoder. */
-const SharedDecoder = function SharedDecoder() {
-  return sharedDecoder;
-} as unknown as typeof TextDecoder;
-let seen: HeadersComplete | undefined;
-
+/** llhttp's parser types (llhttp-wasm constants TYPE). */
+const TYPE: Record<Kind, number> = { REQUEST: 1, RESPONSE: 2 };
 // The error numbers llhttp returns when it pauses after a CONNECT/Upgrade head; not errors here.
 const PAUSED_UPGRADE = 22;
 const OK = 0;
 
-function parserFor(kind: Kind): Parser {
+/** The parts of the WebAssembly API used here (the project's TypeScript libs do not declare it). */
+interface Wasm {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (mod: object, imports: object) => { readonly exports: unknown };
+}
+const { Module, Instance } = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
+
+interface Exports {
+  readonly memory: { readonly buffer: ArrayBuffer };
+  _initialize(): void;
+  malloc(n: number): number;
+  free(p: number): void;
+  llhttp_alloc(type: number): number;
+  llhttp_reset(p: number): void;
+  llhttp_execute(p: number, data: number, len: number): number;
+  llhttp_get_http_major(p: number): number;
+  llhttp_get_http_minor(p: number): number;
+  llhttp_get_status_code(p: number): number;
+  llhttp_get_error_reason(p: number): number;
+}
+
+/** What the callbacks of the one execute in progress saw (one head at a time, synchronously). */
+let urlAt = -1;
+let urlEnd = -1;
+let fields = 0;
+let complete = false;
+
+/** The WASM bytes embedded (base64) in llhttp-wasm's own loader. */
+function wasmBytes(): Uint8Array {
+  const require = createRequire(import.meta.url);
+  const source = readFileSync(require.resolve('llhttp-wasm'), 'latin1');
+  const m = /binaryString\s*=\s*"([A-Za-z0-9+/=]+)"/.exec(source);
+  if (m === null) throw new Error('llhttp-wasm: embedded WASM module not found');
+  return Buffer.from(m[1]!, 'base64');
+}
+
+let wasm: Exports | undefined;
+
+function instantiate(): Exports {
+  const mod = new Module(wasmBytes());
+  const instance = new Instance(mod, {
+    env: {
+      wasm_on_message_begin: () => 0,
+      wasm_on_url: (_p: number, at: number, length: number) => {
+        if (urlAt === -1) urlAt = at;
+        else if (at !== urlEnd) urlAt = -2; // not contiguous: cannot be one target
+        urlEnd = at + length;
+        return 0;
+      },
+      wasm_on_status: () => 0,
+      wasm_on_header_field: () => {
+        fields++;
+        return 0;
+      },
+      wasm_on_header_value: () => 0,
+      wasm_on_headers_complete: () => {
+        complete = true;
+        return 0;
+      },
+      wasm_on_body: () => 0,
+      wasm_on_message_complete: () => 0,
+    },
+  });
+  const e = instance.exports as unknown as Exports;
+  e._initialize();
+  return e;
+}
+
+const parsers = new Map<Kind, number>();
+/** The input buffer in WASM memory, reused by every call. */
+let input = 0;
+let inputSize = 0;
+
+function parserFor(e: Exports, kind: Kind): number {
   let p = parsers.get(kind);
   if (p === undefined) {
-    // llhttp-wasm looks the type up by name; passing TYPE.REQUEST (a number) gives type BOTH.
-    p = createParser(kind as never);
-    p.onHeadersComplete = (msg) => {
-      seen = msg;
-      return 0;
-    };
+    p = e.llhttp_alloc(TYPE[kind]);
     parsers.set(kind, p);
   }
   return p;
 }
 
+function reasonOf(e: Exports, p: number): string {
+  const u8 = new Uint8Array(e.memory.buffer);
+  const at = e.llhttp_get_error_reason(p);
+  if (at === 0) return 'incomplete head';
+  const end = u8.indexOf(0, at);
+  return Buffer.from(u8.buffer, at, end - at).toString('latin1');
+}
+
 /** Runs llhttp once over a complete head (start line through the final CRLFCRLF). */
 export function llhttpHead(kind: Kind, head: Uint8Array): LlhttpResult {
-  const p = parserFor(kind);
-  p.reset();
-  seen = undefined;
-  const original = globalThis.TextDecoder;
-  globalThis.TextDecoder = SharedDecoder;
-  let rc: number;
-  try {
-    rc = p.execute(head);
-  } finally {
-    globalThis.TextDecoder = original;
+  wasm ??= instantiate();
+  const e = wasm;
+  const p = parserFor(e, kind);
+  if (head.length > inputSize) {
+    if (input !== 0) e.free(input);
+    inputSize = Math.max(head.length, 8192);
+    input = e.malloc(inputSize);
   }
-  const msg = seen as HeadersComplete | undefined;
-  seen = undefined;
-  if ((rc !== OK && rc !== PAUSED_UPGRADE) || msg === undefined) {
-    return { ok: false, reason: (p.getErrorReason(rc) ?? 'incomplete head').toLowerCase() };
+  // After malloc: memory.buffer may have grown (a new ArrayBuffer).
+  new Uint8Array(e.memory.buffer, input, head.length).set(head);
+  e.llhttp_reset(p);
+  urlAt = -1;
+  urlEnd = -1;
+  fields = 0;
+  complete = false;
+  const rc = e.llhttp_execute(p, input, head.length);
+  if ((rc !== OK && rc !== PAUSED_UPGRADE) || !complete) {
+    return { ok: false, reason: (rc === OK ? 'incomplete head' : reasonOf(e, p)).toLowerCase() };
   }
+  const major = e.llhttp_get_http_major(p);
   return {
     ok: true,
-    url: msg.url ?? '',
-    versionMinor: msg.versionMajor === 1 ? msg.versionMinor : -1,
-    fields: msg.rawHeaders.length / 2,
-    status: msg.statusCode ?? 0,
+    urlAt: urlAt < 0 ? urlAt : urlAt - input,
+    urlLength: urlAt < 0 ? 0 : urlEnd - urlAt,
+    versionMinor: major === 1 ? e.llhttp_get_http_minor(p) : -1,
+    fields,
+    status: kind === 'RESPONSE' ? e.llhttp_get_status_code(p) : 0,
   };
 }

@@ -6,9 +6,11 @@
  */
 import type { Socket } from 'node:net';
 import { type ClientAddressing, forwardedClientIp } from '../client-ip.ts';
+import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { createRequest } from '../request.ts';
 import { type TlsFacts, tlsFactsOf } from '../tls/facts.ts';
 import type { Request } from '../types.ts';
+import type { Http1Head } from './http1.ts';
 import { normalizePath, type PathNormalization } from './path.ts';
 import type { Peeked } from './peek.ts';
 
@@ -48,6 +50,49 @@ function splitPath(raw: string, paths: PathNormalization | undefined): { path: s
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
   return { path: path === '*' ? '*' : normalizePath(path, paths), query: q === -1 ? '' : raw.slice(q + 1) };
+}
+
+/**
+ * The Request builder of every later HTTP/1 head of one connection (per-request routing): what
+ * comes from the connection (addresses, PROXY header, TLS facts) is read once here, so a head
+ * costs one Request and, on `clientIpFrom: header` listeners, the forwarded-header walk.
+ */
+export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionInfo): (head: Http1Head) => Request {
+  const { socket } = info;
+  const peerIp = socket.remoteAddress ?? '';
+  const source = proxy?.command === 'proxy' ? proxy.source : undefined;
+  const destination = proxy?.command === 'proxy' ? proxy.destination : undefined;
+  const sessionIp = source?.ip ?? peerIp;
+  const base = {
+    clientIp: sessionIp,
+    clientPort: source?.port ?? socket.remotePort ?? 0,
+    peerIp,
+    sessionIp,
+    localIp: socket.localAddress ?? '',
+    localPort: socket.localPort ?? 0,
+    vip: destination?.ip,
+    vipPort: destination?.port,
+    trustedClient: source !== undefined,
+    listener: info.listener,
+    ...terminated(info),
+    protocol: 'http1' as const,
+  };
+  const addressing = info.addressing;
+  return (h) => {
+    const forwarded =
+      addressing?.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(h.headers));
+    return createRequest({
+      ...base,
+      ...(forwarded === undefined ? {} : { clientIp: forwarded, clientPort: 0, trustedClient: true }),
+      host: h.host,
+      port: h.port,
+      path: h.path,
+      target: h.target,
+      query: h.query,
+      method: h.method,
+      headers: h.headers,
+    });
+  };
 }
 
 /** Builds the Request for a peeked connection. Throws peerError('bad_request') on a bad h2 path. */

@@ -1,0 +1,133 @@
+/**
+ * CPU per request and memory per held connection of the HTTP/1 targets, counted rather than
+ * timed (issue 18 item 1): `node bench/cost.ts [--rounds 5] [--total 20000] [--scenarios
+ * keepalive,newconn,big,idle] [--targets node-pipe,switchboard-net,switchboard-per-request]
+ * [--profile DIR]`.
+ *
+ * 1. The nginx (or Node) backend and each target run as their own processes; the fixed-count
+ *    client (lib/fixed-client.ts) is a third process, so only the target's own work is counted.
+ * 2. Per measurement, the target's on-CPU time is read from /proc/PID/schedstat (nanoseconds)
+ *    before and after TOTAL requests; CPU µs per request is the delta / TOTAL. Throughput on a
+ *    shared machine moves with everyone else's load; CPU time per request moves far less.
+ * 3. Rounds interleave the targets (A B C A B C…); the table shows the minimum and the median
+ *    over rounds, and the ratio of the medians to `node-pipe`'s.
+ * 4. `idle` is the bench's own scenario (lib/idle.ts): RSS growth per held connection.
+ * 5. `SWB_BENCH_BASELINE=/path/to/a/checkout` adds that tree's two router rows (`@baseline`).
+ */
+
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { HTTP1_GROUP } from './lib/groups.ts';
+import { measureIdle } from './lib/idle.ts';
+import { createSpawner } from './lib/proc.ts';
+import { TARGETS } from './lib/targets.ts';
+import type { BenchContext, Running, Target } from './lib/types.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    total: { type: 'string', default: '20000' },
+    scenarios: { type: 'string', default: 'keepalive,newconn,big' },
+    targets: { type: 'string', default: 'node-pipe,switchboard-net,switchboard-per-request' },
+    idle: { type: 'string', default: '2000' },
+    profile: { type: 'string' },
+  },
+});
+
+const SCENARIOS: Record<string, { conns: number; total: (t: number) => number }> = {
+  keepalive: { conns: 64, total: (t) => t },
+  newconn: { conns: 32, total: (t) => Math.ceil(t / 4) },
+  big: { conns: 8, total: (t) => Math.ceil(t / 100) },
+};
+
+function cpuNs(pids: number[]): number {
+  let sum = 0;
+  // Every thread of the process (the event loop, GC helpers, the libuv pool), not only the main one.
+  for (const pid of pids)
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      sum += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+  return sum;
+}
+
+function runClient(port: number, mode: string, conns: number, total: number): Promise<number> {
+  const script = join(import.meta.dirname, 'lib', 'fixed-client.ts');
+  return new Promise((ok, fail) =>
+    execFile(process.execPath, [script, String(port), mode, String(conns), String(total)], (err, out) =>
+      err ? fail(err) : ok(Number(out.trim())),
+    ),
+  );
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'swb-cost-'));
+  const spawn = createSpawner();
+  try {
+    const backend = await HTTP1_GROUP.startBackend(dir, spawn);
+    const ctx: BenchContext = {
+      backendPort: backend.port,
+      backendPids: backend.pids(),
+      dir,
+      nodeFlags:
+        values.profile === undefined
+          ? []
+          : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`],
+      spawn,
+    };
+    // lib/targets.ts adds the `@baseline` rows itself when SWB_BENCH_BASELINE is set.
+    const all: readonly Target[] = TARGETS;
+    const wanted = values.targets.split(',');
+    if (process.env.SWB_BENCH_BASELINE) wanted.push('switchboard-net@baseline', 'switchboard-per-request@baseline');
+    const targets = all.filter((t) => wanted.includes(t.name));
+    const running = new Map<string, Running>();
+    for (const t of targets) running.set(t.name, await t.start(ctx));
+    const scenarios = values.scenarios.split(',');
+    const total = Number(values.total);
+    const rows = new Map<string, number[]>();
+    // Warm every target (JIT, pools).
+    for (const [, r] of running) await runClient(r.port, 'keepalive', 64, 5000);
+    for (let round = 0; round < Number(values.rounds); round++) {
+      for (const s of scenarios) {
+        if (s === 'idle') continue;
+        const sc = SCENARIOS[s]!;
+        const n = sc.total(total);
+        for (const [name, r] of running) {
+          const before = cpuNs(r.pids());
+          await runClient(r.port, s, sc.conns, n);
+          const us = (cpuNs(r.pids()) - before) / 1000 / n;
+          const key = `${s}\t${name}`;
+          rows.set(key, [...(rows.get(key) ?? []), us]);
+        }
+      }
+    }
+    console.log('scenario\ttarget\tmin µs/req\tmedian µs/req\t×node-pipe (median)');
+    for (const [key, xs] of rows) {
+      const [s] = key.split('\t');
+      const pipe = rows.get(`${s}\tnode-pipe`);
+      const ratio = pipe === undefined ? '' : (median(xs) / median(pipe)).toFixed(2);
+      console.log(`${key}\t${Math.min(...xs).toFixed(2)}\t${median(xs).toFixed(2)}\t${ratio}`);
+    }
+    if (scenarios.includes('idle')) {
+      for (const t of targets) {
+        // A fresh process per target, like the bench's idle scenario.
+        await running.get(t.name)!.stop();
+        const r = await t.start(ctx);
+        running.set(t.name, r);
+        const kib = await measureIdle(r.port, () => r.pids(), Number(values.idle));
+        console.log(`idle\t${t.name}\t${kib.toFixed(2)} KiB/conn`);
+      }
+    }
+    for (const [, r] of running) await r.stop();
+    await backend.stop();
+  } finally {
+    await spawn.stopAll();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

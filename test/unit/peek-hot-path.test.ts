@@ -1,0 +1,77 @@
+/**
+ * The HTTP/1 hot path does no per-field string work it does not need (issue 18): llhttp's
+ * cross-check decodes nothing, a response head runs neither llhttp nor a decoder, and the
+ * Requests of a per-request connection read the connection's addresses once. Counted, never
+ * timed.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clientAddressing } from '../../src/client-ip.ts';
+import { peekHttp1 } from '../../src/peek/http1.ts';
+import { peekHttp1Response } from '../../src/peek/http1-response.ts';
+import { http1Requests } from '../../src/peek/to-request.ts';
+
+const b = (s: string) => Buffer.from(s, 'latin1');
+const MAX = 16384;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('HTTP/1 hot path', () => {
+  it('cross-checks a request head with llhttp without decoding a string per field', () => {
+    const decode = vi.spyOn(TextDecoder.prototype, 'decode');
+    const head = peekHttp1(b('GET /a?b=1 HTTP/1.1\r\nHost: x.test\r\nAccept: */*\r\nX-One: 1\r\n\r\n'), MAX);
+    expect(head?.target).toBe('/a?b=1');
+    expect(decode).not.toHaveBeenCalled();
+  });
+
+  it('still refuses what llhttp refuses (a method it does not know)', () => {
+    expect(() => peekHttp1(b('FROB / HTTP/1.1\r\nHost: x.test\r\n\r\n'), MAX)).toThrow(/llhttp/);
+  });
+
+  it('frames a response head on its bytes: no decoder, strings only for framing fields', () => {
+    const decode = vi.spyOn(TextDecoder.prototype, 'decode');
+    const stringify = vi.spyOn(Buffer.prototype, 'toString');
+    const r = peekHttp1Response(
+      b(
+        'HTTP/1.1 200 OK\r\nServer: s\r\nDate: d\r\nContent-Type: text/plain\r\n' +
+          'Content-Length: 12\r\nConnection: keep-alive\r\nX-A: 1\r\n\r\n',
+      ),
+      MAX,
+      'GET',
+    );
+    expect(r?.bodyFraming).toEqual({ kind: 'length', length: 12 });
+    expect(r?.connectionClose).toBe(false);
+    expect(decode).not.toHaveBeenCalled();
+    // Content-Length and Connection: the two framing fields of six.
+    expect(stringify).toHaveBeenCalledTimes(2);
+  });
+
+  it('builds every Request of a connection from addresses read once, the forwarded client per head', () => {
+    const reads: Record<string, number> = {};
+    const socket = {};
+    for (const [key, value] of Object.entries({
+      remoteAddress: '127.0.0.1',
+      remotePort: 4000,
+      localAddress: '127.0.0.2',
+      localPort: 80,
+    })) {
+      Object.defineProperty(socket, key, {
+        get: () => {
+          reads[key] = (reads[key] ?? 0) + 1;
+          return value;
+        },
+      });
+    }
+    const addressing = clientAddressing({ trustedSources: ['127.0.0.0/8'], clientIpFrom: 'header' });
+    const build = http1Requests(undefined, { listener: 'web', socket: socket as never, addressing });
+    const plain = build(peekHttp1(b('GET / HTTP/1.1\r\nHost: a.test\r\n\r\n'), MAX)!);
+    const forwarded = build(
+      peekHttp1(b('GET /b HTTP/1.1\r\nHost: b.test\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n'), MAX)!,
+    );
+    build(peekHttp1(b('GET /c HTTP/1.1\r\nHost: c.test\r\n\r\n'), MAX)!);
+    expect(plain).toMatchObject({ clientIp: '127.0.0.1', clientPort: 4000, localIp: '127.0.0.2', host: 'a.test' });
+    expect(forwarded).toMatchObject({ clientIp: '203.0.113.9', clientPort: 0, trustedClient: true, path: '/b' });
+    expect(reads).toEqual({ remoteAddress: 1, remotePort: 1, localAddress: 1, localPort: 1 });
+  });
+});
