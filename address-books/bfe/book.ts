@@ -13,13 +13,13 @@
  *    warning with every problem and the old snapshot keeps serving.
  * 4. `close()` stops the watcher; `findAddresses` keeps answering from the last snapshot.
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { SwitchboardError } from '../../src/errors.ts';
 import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import { readSourceFile } from '../lib/read-source.ts';
 import { SnapshotBook } from '../lib/snapshot-book.ts';
 import { loadBfeDir } from './bfe-json.ts';
 import { compileRoutingTableSliced } from './compile.ts';
@@ -132,7 +132,7 @@ export class BfeAddressBook extends SnapshotBook {
     const dir = this.context.configDir;
     if (o.routes !== undefined) {
       const file = resolve(dir, o.routes);
-      const text = await readSource(file);
+      const text = await readSourceFile(file, 'addressBook.routes');
       if (this.loaded && text === this.#fingerprint) return { snapshot: undefined, fingerprint: text, files: [file] };
       const source = `addressBook.routes: ${o.routes}`;
       const snapshot = await compileRoutingTableSliced(parseYamlText(text, file), { source });
@@ -153,16 +153,6 @@ export class BfeAddressBook extends SnapshotBook {
     const { routes: _r, bfeConfDir: _b, ...table } = o;
     const snapshot = await compileRoutingTableSliced(table, { pathPrefix: 'addressBook' });
     return { snapshot, fingerprint: '', files: [] };
-  }
-}
-
-async function readSource(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (e as Error).message})`;
-    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `addressBook.routes: ${why}: ${file}`);
   }
 }
 

@@ -3,13 +3,12 @@
  * optional path prefix and backends. Loaded in `start()`, watched, and swapped whole on change;
  * a bad file keeps the previous list and logs why.
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { SwitchboardError } from '../../src/errors.ts';
 import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
 import type { AddressBook, BackendEntry, Candidates, Request, RoutingTableSource } from '../../src/types.ts';
+import { readSourceFile } from '../lib/read-source.ts';
 import { buildMatcher, type FileMatcher } from './matcher.ts';
 import { type FileEntry, parseEntries } from './parse.ts';
 
@@ -61,7 +60,7 @@ class FileBook implements AddressBook, RoutingTableSource {
   }
 
   async #load(): Promise<void> {
-    const text = await readSource(this.#path);
+    const text = await readSourceFile(this.#path, 'addressBook.path');
     if (text === this.#snapshot?.text) return;
     const entries = parseEntries(text, this.#path);
     this.#snapshot = Object.freeze({ entries: Object.freeze(entries), matcher: buildMatcher(entries), text });
@@ -89,17 +88,6 @@ class FileBook implements AddressBook, RoutingTableSource {
         'address book reload failed; keeping the previous list',
       );
     }
-  }
-}
-
-/** The list's text; a missing or unreadable file is a config error naming `addressBook.path`. */
-async function readSource(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (e as Error).message})`;
-    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `addressBook.path: ${why}: ${file}`);
   }
 }
 

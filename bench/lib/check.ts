@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Row } from './stats.ts';
+import { type Row, textTable } from './stats.ts';
 
 /** One target from targets.json. */
 export interface Rule {
@@ -105,14 +105,5 @@ export function formatVerdicts(verdicts: readonly Verdict[]): string {
     const goal = `${op} ${v.rule.min ?? v.rule.max}`;
     return [v.rule.scenario, v.rule.target, what, got, goal, v.goal, `${op} ${v.rule.guard}`, v.guard];
   });
-  const all = [['scenario', 'target', 'measure', 'got', 'goal', '', 'guard', ''], ...lines];
-  const widths = all[0]!.map((_, i) => Math.max(...all.map((l) => (l[i] ?? '').length)));
-  return all
-    .map((l) =>
-      l
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable([['scenario', 'target', 'measure', 'got', 'goal', '', 'guard', ''], ...lines]);
 }

@@ -75,8 +75,12 @@ export function formatTable(rows: readonly Row[], baselines: readonly string[]):
     r.extra.p99ms === undefined ? '' : fmt(r.extra.p99ms),
     r.extra.errors === undefined ? '' : String(Math.round(r.extra.errors)),
   ]);
-  const all = [head, ...lines];
-  const widths = head.map((_, i) => Math.max(...all.map((l) => (l[i] ?? '').length)));
+  return textTable([head, ...lines]);
+}
+
+/** Rows of cells as fixed-width columns, two spaces apart, trailing spaces trimmed. */
+export function textTable(all: readonly (readonly string[])[]): string {
+  const widths = (all[0] ?? []).map((_, i) => Math.max(...all.map((l) => (l[i] ?? '').length)));
   return all
     .map((l) =>
       l

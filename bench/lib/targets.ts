@@ -118,12 +118,12 @@ function haproxyTarget(name: string, mode: 'tcp' | 'http', threads = 1): Target 
   };
 }
 
-/** A Node proxy from npm (`pkg` must be installed), run from bench/lib/`script` PORT BACKEND_PORT. */
-function nodeProxyTarget(name: string, pkg: string, script: string): Target {
+/** A Node proxy from npm (`pkg` must be installed), run from bench/lib/`script` PORT BACKEND_PORT ...args. */
+function nodeProxyTarget(name: string, pkg: string, script: string, args: readonly string[] = []): Target {
   return {
     name,
     available: () => (existsSync(join(ROOT, 'node_modules', pkg)) ? undefined : `${pkg} is not installed`),
-    start: (ctx) => startNode(ctx, name, join(here, script), (p) => [String(p), String(ctx.backendPort)]),
+    start: (ctx) => startNode(ctx, name, join(here, script), (p) => [String(p), String(ctx.backendPort), ...args]),
   };
 }
 
@@ -141,7 +141,7 @@ export const TARGETS: readonly Target[] = [
       startNode(ctx, 'node-pipe', join(here, 'pipe-server.ts'), (p) => [String(p), String(ctx.backendPort)]),
   },
   nodeProxyTarget('node-http-proxy', 'http-proxy', 'http-proxy-server.ts'),
-  nodeProxyTarget('http-proxy-3', 'http-proxy-3', 'http-proxy-3-server.ts'),
+  nodeProxyTarget('http-proxy-3', 'http-proxy-3', 'http-proxy-server.ts', ['http-proxy-3']),
   nodeProxyTarget('fastify-http-proxy', '@fastify/http-proxy', 'fastify-proxy-server.ts'),
   haproxyTarget('haproxy-tcp', 'tcp'),
   haproxyTarget('haproxy-http', 'http'),
