@@ -47,7 +47,8 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   }
   const ex = new Exchange(s.listener.name, s.connection.client, s.requestLog, head, request);
   d.exchange = ex;
-  const body = new BodyTracker(head.bodyFraming);
+  const body =
+    d.tracker === undefined ? (d.tracker = new BodyTracker(head.bodyFraming)) : d.tracker.reset(head.bodyFraming);
   let fed: number;
   try {
     fed = body.feed(view, head.headLength);

@@ -159,6 +159,8 @@ export class PerRequestDriver implements LinkOwner {
   carry: GrowBuffer | undefined;
   carried: Buffer | undefined;
   body: BodyTracker | undefined;
+  /** The body tracker of every request on this connection (reset per head; made on the first). */
+  tracker: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
   /** The link's socket is full: the client is paused until its 'drain'. */
