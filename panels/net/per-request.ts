@@ -163,6 +163,10 @@ export class PerRequestDriver implements LinkOwner {
   tracker: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
+  /** The access record's client of the last request (`ip:port`) and the address it names. */
+  clientAddr: string | undefined;
+  clientIp = '';
+  clientPort = 0;
   /** The link's socket is full: the client is paused until its 'drain'. */
   upBlocked = false;
   clientEnded = false;
