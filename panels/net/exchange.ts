@@ -64,7 +64,7 @@ export class Exchange {
     if (status !== undefined && status > 0) r.status = status;
     if (reason !== undefined) r.reason = reason;
     r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    this.#write?.({ ...r, line: 'request' });
+    this.#write?.(r);
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
   }
 }

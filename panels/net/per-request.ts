@@ -66,7 +66,10 @@ export interface PerRequestStart {
   readonly requestFor: (head: Http1Head) => Request;
   /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
   readonly finish: (result: string, status?: number, reason?: string) => void;
-  /** Writes one per-request access line; undefined when the config writes connection lines. */
+  /**
+   * Writes the per-request access line of `record` (a copy with `line: 'request'`; nothing when
+   * the access log is off); undefined when the config writes connection lines.
+   */
   readonly requestLog: ((record: AccessRecord) => void) | undefined;
 }
 
