@@ -167,7 +167,7 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   }
   const offered = g.upgrade === undefined ? NONE : upgradeProtocols(g.upgrade);
   refuseH2Upgrade(offered, 'http1');
-  crossCheck(buf.subarray(start, end), method.length + 1, target.length, versionMinor, headers.length);
+  crossCheck(buf, start, end, method.length + 1, target.length, versionMinor, headers.length);
   const tokens = g.connection === undefined ? NO_TOKENS : connectionTokens(g.connection);
   const upgrade = g.upgrade !== undefined && tokens.has('upgrade');
   return {
@@ -244,8 +244,16 @@ function framing(g: Gathered, versionMinor: 0 | 1): RequestBodyFraming {
  * llhttp must accept the head and see the same target (the same bytes: `targetAt`, after the
  * method and its one space), version and number of fields.
  */
-function crossCheck(head: Buffer, targetAt: number, targetLength: number, versionMinor: number, fields: number): void {
-  const r = llhttpHead('REQUEST', head);
+function crossCheck(
+  buf: Buffer,
+  start: number,
+  end: number,
+  targetAt: number,
+  targetLength: number,
+  versionMinor: number,
+  fields: number,
+): void {
+  const r = llhttpHead('REQUEST', buf, start, end);
   if (!r.ok) throw bad(`llhttp: ${r.reason}`);
   if (r.urlAt !== targetAt || r.urlLength !== targetLength || r.versionMinor !== versionMinor || r.fields !== fields) {
     throw bad('parser disagreement on the request head');
