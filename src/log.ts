@@ -112,11 +112,13 @@ export type ReopenableAccessLog = AccessLog & {
   reopen(): void;
   /** Flushes pending lines (shutdown). */
   flush(): void;
+  /** True for `access: off`: nothing is written, so a caller may skip building a line. */
+  readonly off?: boolean;
 };
 
 /** An access log writing to `target`: 'stdout', 'off', a file path, or a stream (tests). */
 export function createAccessLog(target: string | DestinationStream): ReopenableAccessLog {
-  if (target === 'off') return Object.assign(() => {}, { reopen() {}, flush() {} });
+  if (target === 'off') return Object.assign(() => {}, { reopen() {}, flush() {}, off: true });
   const sonic =
     typeof target === 'string'
       ? target === 'stdout'

@@ -142,7 +142,11 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
           }),
           ...(writesRequestLines(engine.loaded.config)
             ? {
-                requestLog: (r: AccessRecord) => runtime.accessLog(r),
+                // The line is a copy marked `request`, made only when the log writes (not `off`).
+                requestLog: (r: AccessRecord) => {
+                  const access = runtime.accessLog;
+                  if (access.off !== true) access({ ...r, line: 'request' });
+                },
                 finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
               }
             : { requestLog: undefined, finish: log }),

@@ -26,8 +26,9 @@ export class Exchange {
   #finished = false;
 
   /**
-   * `head` and `request` are absent for a head that failed to parse (its record says only why);
-   * `write` writes the per-request access line (undefined: connection lines only).
+   * `client` is the record's client (`ip:port` of the request's client, see per-request-route.ts
+   * clientOf); `head` and `request` are absent for a head that failed to parse (its record says
+   * only why); `write` writes the per-request access line (undefined: connection lines only).
    */
   constructor(
     listener: string,
@@ -43,7 +44,6 @@ export class Exchange {
     this.clientClose = head?.connectionClose ?? true;
     this.record = { listener, client, protocol: 'http1', bytesIn: 0, bytesOut: 0, durationMs: 0, result: 'ok' };
     if (request !== undefined) {
-      this.record.client = `${request.clientIp}:${request.clientPort}`;
       this.record.host = request.host;
       if (request.path !== undefined) this.record.path = request.path;
     }
@@ -64,7 +64,7 @@ export class Exchange {
     if (status !== undefined && status > 0) r.status = status;
     if (reason !== undefined) r.reason = reason;
     r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    this.#write?.({ ...r, line: 'request' });
+    this.#write?.(r);
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
   }
 }

@@ -45,9 +45,10 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
     refuse(d, 'bad_request', e.message);
     return -1;
   }
-  const ex = new Exchange(s.listener.name, s.connection.client, s.requestLog, head, request);
+  const ex = new Exchange(s.listener.name, clientOf(d, request), s.requestLog, head, request);
   d.exchange = ex;
-  const body = new BodyTracker(head.bodyFraming);
+  const body =
+    d.tracker === undefined ? (d.tracker = new BodyTracker(head.bodyFraming)) : d.tracker.reset(head.bodyFraming);
   let fed: number;
   try {
     fed = body.feed(view, head.headLength);
@@ -88,6 +89,20 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
       failed(d, err);
     });
   return -1;
+}
+
+/**
+ * The access record's client of `request` (`ip:port`): the string of the connection's previous
+ * request when the address is the same (it is, unless a forwarded header names another client),
+ * so a keep-alive connection builds it once.
+ */
+function clientOf(d: PerRequestDriver, request: Request): string {
+  if (d.clientAddr === undefined || request.clientIp !== d.clientIp || request.clientPort !== d.clientPort) {
+    d.clientIp = request.clientIp;
+    d.clientPort = request.clientPort;
+    d.clientAddr = `${request.clientIp}:${request.clientPort}`;
+  }
+  return d.clientAddr;
 }
 
 /**

@@ -66,7 +66,10 @@ export interface PerRequestStart {
   readonly requestFor: (head: Http1Head) => Request;
   /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
   readonly finish: (result: string, status?: number, reason?: string) => void;
-  /** Writes one per-request access line; undefined when the config writes connection lines. */
+  /**
+   * Writes the per-request access line of `record` (a copy with `line: 'request'`; nothing when
+   * the access log is off); undefined when the config writes connection lines.
+   */
   readonly requestLog: ((record: AccessRecord) => void) | undefined;
 }
 
@@ -159,8 +162,14 @@ export class PerRequestDriver implements LinkOwner {
   carry: GrowBuffer | undefined;
   carried: Buffer | undefined;
   body: BodyTracker | undefined;
+  /** The body tracker of every request on this connection (reset per head; made on the first). */
+  tracker: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
+  /** The access record's client of the last request (`ip:port`) and the address it names. */
+  clientAddr: string | undefined;
+  clientIp = '';
+  clientPort = 0;
   /** The link's socket is full: the client is paused until its 'drain'. */
   upBlocked = false;
   clientEnded = false;

@@ -88,6 +88,8 @@ export class UpstreamLink {
   #upgradeTo: readonly string[] = [];
   #pendingHead: Buffer | undefined;
   #body: BodyTracker | undefined;
+  /** The body tracker of every response on this link (reset per response; made on the first). */
+  #tracker: BodyTracker | undefined;
   #gone = false;
   #waitingDrain = false;
   /** The cluster the link was opened for (outlier verdicts are per cluster and backend). */
@@ -200,7 +202,10 @@ export class UpstreamLink {
         this.#closeDelimited = head.bodyFraming.kind === 'close';
         this.endsConnection = head.connectionClose || this.#closeDelimited;
         if (this.endsConnection) this.reusable = false;
-        this.#body = new BodyTracker(head.bodyFraming);
+        this.#body =
+          this.#tracker === undefined
+            ? (this.#tracker = new BodyTracker(head.bodyFraming))
+            : this.#tracker.reset(head.bodyFraming);
       } else {
         off += this.#body.feed(buf, off);
       }

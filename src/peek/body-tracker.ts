@@ -48,7 +48,7 @@ const DONE = 8;
 
 /** Incremental body-end finder for one message. */
 export class BodyTracker {
-  readonly #kind: BodyFraming['kind'];
+  #kind: BodyFraming['kind'] = 'none';
   readonly #maxLine: number;
   readonly #maxTrailer: number;
   #remaining = 0;
@@ -63,11 +63,28 @@ export class BodyTracker {
   #base = 0; // body offset of chunk index 0 during a feed
 
   constructor(framing: BodyFraming, limits: BodyTrackerLimits = {}) {
-    this.#kind = framing.kind;
     this.#maxLine = limits.maxLineBytes ?? 4096;
     this.#maxTrailer = limits.maxTrailerBytes ?? 16384;
-    if (framing.kind === 'length') this.#remaining = framing.length;
-    if (framing.kind === 'none' || (framing.kind === 'length' && framing.length === 0)) this.#state = DONE;
+    this.reset(framing);
+  }
+
+  /**
+   * Starts over for the next message, framed by `framing` (the limits stay), as a new tracker
+   * would: one tracker serves every message of a connection, nothing allocated per message.
+   */
+  reset(framing: BodyFraming): this {
+    this.#kind = framing.kind;
+    this.#remaining = framing.kind === 'length' ? framing.length : 0;
+    this.#state = framing.kind === 'none' || (framing.kind === 'length' && framing.length === 0) ? DONE : SIZE;
+    this.#digits = 0;
+    this.#ext = EXT_NAME_START;
+    this.#lineBytes = 0;
+    this.#trailerBytes = 0;
+    this.#trailerLine = '';
+    this.#trailerCount = 0;
+    this.#offset = 0;
+    this.#base = 0;
+    return this;
   }
 
   /** True once the message body has ended (never for `close` / `tunnel`). */

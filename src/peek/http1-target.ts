@@ -75,7 +75,7 @@ export function parseTarget(
     if (method !== 'OPTIONS') throw bad(`asterisk-form target with ${clip(method)}`);
     return { path: '*', query: '', authority: undefined, scheme: '' };
   }
-  if (target.charCodeAt(0) === 0x2f) return { ...splitPathQuery(target, 0, paths), authority: undefined, scheme: '' };
+  if (target.charCodeAt(0) === 0x2f) return splitPathQuery(target, 0, paths, undefined, '');
   const m = ABSOLUTE.exec(target);
   if (m === null) throw bad(`request-target "${clip(target)}" is not origin-form (does not start with "/")`);
   const scheme = m[1]!.toLowerCase();
@@ -86,11 +86,17 @@ export function parseTarget(
   const authority = parseAuthority(target.slice(from, end), 'target authority');
   if (authority.host === '') throw bad('absolute-form target with an empty host');
   const pq = end === target.length || target[end] === '?' ? `/${target.slice(end)}` : target.slice(end);
-  return { ...splitPathQuery(pq, end, paths), authority, scheme };
+  return splitPathQuery(pq, end, paths, authority, scheme);
 }
 
-/** Validates and normalises `path[?query]` (which starts with "/"). */
-function splitPathQuery(pq: string, offset: number, paths: PathNormalization): { path: string; query: string } {
+/** Validates and normalises `path[?query]` (which starts with "/"); the target's parts, in one object. */
+function splitPathQuery(
+  pq: string,
+  offset: number,
+  paths: PathNormalization,
+  authority: Authority | undefined,
+  scheme: string,
+): TargetParts {
   const q = pq.indexOf('?');
   const rawPath = q === -1 ? pq : pq.slice(0, q);
   if (!PATH_CHARS.test(rawPath)) {
@@ -103,5 +109,5 @@ function splitPathQuery(pq: string, offset: number, paths: PathNormalization): {
   } catch (e) {
     throw bad((e as Error).message); // chain: "http1: path: …"
   }
-  return { path, query: q === -1 ? '' : pq.slice(q + 1) };
+  return { path, query: q === -1 ? '' : pq.slice(q + 1), authority, scheme };
 }

@@ -116,15 +116,20 @@ function bad(what: string): Error {
   return peerError('bad_request', `http1: ${what}`);
 }
 
-/** Field values the framing and routing rules need, gathered in one pass. */
+/**
+ * Field values the framing and routing rules need, gathered in one pass; a list is made only
+ * when its field is present (most heads carry Host alone), so nothing else is allocated.
+ */
 interface Gathered {
-  hosts: string[];
-  contentLength: string[];
-  transferEncoding: string[];
-  connection: string[];
-  upgrade: string[];
+  hosts: string[] | undefined;
+  contentLength: string[] | undefined;
+  transferEncoding: string[] | undefined;
+  connection: string[] | undefined;
+  upgrade: string[] | undefined;
   expect: string | undefined;
 }
+
+const NO_TOKENS: ReadonlySet<string> = new Set();
 
 /** Parses and validates a complete head: bytes [start, end) of `buf`. */
 function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, paths: PathNormalization): Http1Head {
@@ -132,11 +137,11 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   const { method, target, versionMinor } = parseRequestLine(line);
   const headers: HeaderPair[] = [];
   const g: Gathered = {
-    hosts: [],
-    contentLength: [],
-    transferEncoding: [],
-    connection: [],
-    upgrade: [],
+    hosts: undefined,
+    contentLength: undefined,
+    transferEncoding: undefined,
+    connection: undefined,
+    upgrade: undefined,
     expect: undefined,
   };
   const at = lineEnd + 2;
@@ -160,11 +165,11 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   if (versionMinor === 0 && bodyFraming.kind !== 'none' && NO_BODY_1_0.has(method)) {
     throw bad(`a body on an HTTP/1.0 ${method} request`);
   }
-  const offered = upgradeProtocols(g.upgrade);
+  const offered = g.upgrade === undefined ? NONE : upgradeProtocols(g.upgrade);
   refuseH2Upgrade(offered, 'http1');
-  crossCheck(buf.subarray(start, end), method.length + 1, target.length, versionMinor, headers.length);
-  const tokens = connectionTokens(g.connection);
-  const upgrade = g.upgrade.length > 0 && tokens.has('upgrade');
+  crossCheck(buf, start, end, method.length + 1, target.length, versionMinor, headers.length);
+  const tokens = g.connection === undefined ? NO_TOKENS : connectionTokens(g.connection);
+  const upgrade = g.upgrade !== undefined && tokens.has('upgrade');
   return {
     method,
     target,
@@ -187,30 +192,30 @@ function gather(g: Gathered, [name, value]: HeaderPair): void {
   // Names are tokens (checked), so a length switch before lower-casing keeps this cheap.
   switch (name.length) {
     case 4:
-      if (name.toLowerCase() === 'host') g.hosts.push(value);
+      if (name.toLowerCase() === 'host') (g.hosts ??= []).push(value);
       break;
     case 6:
       if (name.toLowerCase() === 'expect') g.expect = value;
       break;
     case 7:
-      if (name.toLowerCase() === 'upgrade') g.upgrade.push(value);
+      if (name.toLowerCase() === 'upgrade') (g.upgrade ??= []).push(value);
       break;
     case 10:
-      if (name.toLowerCase() === 'connection') g.connection.push(value);
+      if (name.toLowerCase() === 'connection') (g.connection ??= []).push(value);
       break;
     case 14:
-      if (name.toLowerCase() === 'content-length') g.contentLength.push(value);
+      if (name.toLowerCase() === 'content-length') (g.contentLength ??= []).push(value);
       break;
     case 17:
-      if (name.toLowerCase() === 'transfer-encoding') g.transferEncoding.push(value);
+      if (name.toLowerCase() === 'transfer-encoding') (g.transferEncoding ??= []).push(value);
       break;
   }
 }
 
 /** Host rules (#8, #9): exactly one Host on HTTP/1.1; a target authority must agree with it. */
 function resolveHost(g: Gathered, versionMinor: 0 | 1, target: Authority | undefined, scheme: string): Authority {
-  if (g.hosts.length > 1) throw bad(`${g.hosts.length} Host header lines`);
-  const raw = g.hosts[0];
+  if (g.hosts !== undefined && g.hosts.length > 1) throw bad(`${g.hosts.length} Host header lines`);
+  const raw = g.hosts?.[0];
   if (raw === undefined) {
     if (versionMinor === 1) throw bad('no Host header in an HTTP/1.1 request');
     return target ?? { host: '', port: undefined };
@@ -224,13 +229,13 @@ function resolveHost(g: Gathered, versionMinor: 0 | 1, target: Authority | undef
 
 /** Body framing (#1–#4, RFC 9112 §6.3): TE and CL are exclusive; TE needs HTTP/1.1. */
 function framing(g: Gathered, versionMinor: 0 | 1): RequestBodyFraming {
-  if (g.transferEncoding.length > 0) {
-    if (g.contentLength.length > 0) throw bad('both Transfer-Encoding and Content-Length');
+  if (g.transferEncoding !== undefined) {
+    if (g.contentLength !== undefined) throw bad('both Transfer-Encoding and Content-Length');
     if (versionMinor === 0) throw bad('Transfer-Encoding in an HTTP/1.0 request');
     checkTransferEncoding(g.transferEncoding, 'http1');
     return CHUNKED;
   }
-  if (g.contentLength.length === 0) return NO_BODY;
+  if (g.contentLength === undefined) return NO_BODY;
   const length = parseContentLength(g.contentLength, 'http1');
   return length === 0 ? NO_BODY : { kind: 'length', length };
 }
@@ -239,8 +244,16 @@ function framing(g: Gathered, versionMinor: 0 | 1): RequestBodyFraming {
  * llhttp must accept the head and see the same target (the same bytes: `targetAt`, after the
  * method and its one space), version and number of fields.
  */
-function crossCheck(head: Buffer, targetAt: number, targetLength: number, versionMinor: number, fields: number): void {
-  const r = llhttpHead('REQUEST', head);
+function crossCheck(
+  buf: Buffer,
+  start: number,
+  end: number,
+  targetAt: number,
+  targetLength: number,
+  versionMinor: number,
+  fields: number,
+): void {
+  const r = llhttpHead('REQUEST', buf, start, end);
   if (!r.ok) throw bad(`llhttp: ${r.reason}`);
   if (r.urlAt !== targetAt || r.urlLength !== targetLength || r.versionMinor !== versionMinor || r.fields !== fields) {
     throw bad('parser disagreement on the request head');

@@ -113,6 +113,8 @@ const parsers = new Map<Kind, number>();
 /** The input buffer in WASM memory, reused by every call. */
 let input = 0;
 let inputSize = 0;
+/** A view of WASM memory, made again only when the memory grew (its old ArrayBuffer detaches). */
+let memory: Uint8Array | undefined;
 
 function parserFor(e: Exports, kind: Kind): number {
   let p = parsers.get(kind);
@@ -131,24 +133,30 @@ function reasonOf(e: Exports, p: number): string {
   return Buffer.from(u8.buffer, at, end - at).toString('latin1');
 }
 
-/** Runs llhttp once over a complete head (start line through the final CRLFCRLF). */
-export function llhttpHead(kind: Kind, head: Uint8Array): LlhttpResult {
+/**
+ * Runs llhttp once over a complete head (start line through the final CRLFCRLF): bytes
+ * [start, end) of `buf` (the whole of it by default), copied without a view of their own.
+ */
+export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.length): LlhttpResult {
   wasm ??= instantiate();
   const e = wasm;
   const p = parserFor(e, kind);
-  if (head.length > inputSize) {
+  const length = end - start;
+  if (length > inputSize) {
     if (input !== 0) e.free(input);
-    inputSize = Math.max(head.length, 8192);
+    inputSize = Math.max(length, 8192);
     input = e.malloc(inputSize);
   }
-  // After malloc: memory.buffer may have grown (a new ArrayBuffer).
-  new Uint8Array(e.memory.buffer, input, head.length).set(head);
+  // After malloc: memory.buffer may have grown (a new ArrayBuffer, the old view detached).
+  const buffer = e.memory.buffer;
+  if (memory === undefined || memory.buffer !== buffer) memory = new Uint8Array(buffer);
+  Buffer.prototype.copy.call(buf, memory, input, start, end);
   e.llhttp_reset(p);
   urlAt = -1;
   urlEnd = -1;
   fields = 0;
   complete = false;
-  const rc = e.llhttp_execute(p, input, head.length);
+  const rc = e.llhttp_execute(p, input, length);
   if ((rc !== OK && rc !== PAUSED_UPGRADE) || !complete) {
     return { ok: false, reason: (rc === OK ? 'incomplete head' : reasonOf(e, p)).toLowerCase() };
   }

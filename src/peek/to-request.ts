@@ -34,6 +34,17 @@ function terminated(info: ConnectionInfo) {
   return facts === undefined ? PLAIN : { secure: true, sni: facts.sni, alpn: facts.alpn, tls: facts.tls };
 }
 
+/** The TLS fields of `terminated` as one shape (undefined on a plain connection). */
+function tlsFields(info: ConnectionInfo): {
+  secure: boolean | undefined;
+  sni: string | undefined;
+  alpn: readonly string[] | undefined;
+  tls: Request['tls'];
+} {
+  const t: { secure?: boolean; sni?: string; alpn?: readonly string[]; tls?: Request['tls'] } = terminated(info);
+  return { secure: t.secure, sni: t.sni, alpn: t.alpn, tls: t.tls };
+}
+
 type Headers = readonly (readonly [string, string])[];
 
 /** Every value of a lower-cased header name, in wire order. */
@@ -74,16 +85,30 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
     vipPort: destination?.port,
     trustedClient: source !== undefined,
     listener: info.listener,
-    ...terminated(info),
-    protocol: 'http1' as const,
+    ...tlsFields(info),
   };
   const addressing = info.addressing;
+  // The init of every head is written out field by field (no spread of `base` per head: one
+  // object, one shape); createRequest copies it into the frozen Request.
   return (h) => {
     const forwarded =
       addressing?.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(h.headers));
     return createRequest({
-      ...base,
-      ...(forwarded === undefined ? {} : { clientIp: forwarded, clientPort: 0, trustedClient: true }),
+      clientIp: forwarded ?? base.clientIp,
+      clientPort: forwarded === undefined ? base.clientPort : 0,
+      peerIp: base.peerIp,
+      sessionIp: base.sessionIp,
+      localIp: base.localIp,
+      localPort: base.localPort,
+      vip: base.vip,
+      vipPort: base.vipPort,
+      trustedClient: forwarded !== undefined || base.trustedClient,
+      listener: base.listener,
+      secure: base.secure,
+      sni: base.sni,
+      alpn: base.alpn,
+      tls: base.tls,
+      protocol: 'http1',
       host: h.host,
       port: h.port,
       path: h.path,

@@ -329,4 +329,23 @@ describe('BodyTracker: other framings (RFC 9112 §6.3)', () => {
       expect(t.done).toBe(false);
     }
   });
+
+  it('reset starts over as a new tracker would, from any state (one tracker per connection)', () => {
+    const t = new BodyTracker(CHUNKED);
+    // Left mid-way: inside a chunk extension, with a partial trailer count and offset.
+    expect(t.feed(b('5;a=b\r\nab'))).toBe(9);
+    t.reset({ kind: 'length', length: 3 });
+    expect(t.done).toBe(false);
+    expect(t.feed(b('abcNEXT'))).toBe(3);
+    expect(t.done).toBe(true);
+    t.reset({ kind: 'none' });
+    expect(t.done).toBe(true);
+    t.reset(CHUNKED);
+    const body = b('3\r\nabc\r\n0\r\nX-T: 1\r\n\r\nNEXT');
+    expect(t.feed(body)).toBe(body.length - 4);
+    expect(t.done).toBe(true);
+    // A bad size after a reset is reported at the new message's offset, not the old one's.
+    t.reset(CHUNKED);
+    expect(() => t.feed(b('zz'))).toThrow(/at byte 0|offset 0|0x7a/);
+  });
 });
