@@ -81,7 +81,8 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
     else socket.once('close', () => log(code, status, reason));
     answer(socket, code, protocol, h2Code, reason);
   };
-  socket.on('error', noop);
+  // The pipeline put one on the raw socket already; a TLS socket needs its own.
+  if (socket !== c.raw) socket.on('error', noop);
 
   // A throw below is a bug (bad input is answered above with a typed error): logged with its
   // stack, the client and the upstream socket opened for it closed, one access line, the slot
