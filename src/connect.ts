@@ -68,6 +68,9 @@ export interface ConnectOptions {
   readonly requireAlpn?: string;
 }
 
+/** How a connect ends: a ConnectError, or the connected socket (paused). */
+export type Connected = (err: ConnectError | undefined, socket: Socket | undefined) => void;
+
 /**
  * Connects to host:port (over TLS when `options.tls` is given, handshake included in the
  * deadline); resolves with the connected socket (paused), rejects with ConnectError.
@@ -78,51 +81,68 @@ export function connectBackend(
   timeoutMs: number,
   options: ConnectOptions = {},
 ): Promise<Socket> {
-  return new Promise((resolvePromise, reject) => {
-    const { tls, preface } = options;
-    let socket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? true });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new ConnectError(`connect ${host}:${port}: timed out after ${timeoutMs}ms`, true));
-    }, timeoutMs);
-    const onError = (err: Error) => {
-      clearTimeout(timer);
-      socket.destroy();
-      reject(new ConnectError(`connect ${host}:${port}: ${err.message}`, false, isDescriptorExhaustion(err)));
-    };
-    socket.once('error', onError);
-    socket.once('connect', () => {
-      socket.removeListener('error', onError);
-      if (preface !== undefined) socket.write(preface);
-      if (tls !== undefined) {
-        // Upstream TLS (cluster `tls:`): the handshake counts inside the same connectTimeout.
-        const secure: TLSSocket = tlsConnect({
-          socket,
-          host,
-          secureContext: tls.secureContext,
-          rejectUnauthorized: tls.rejectUnauthorized,
-          ...(tls.servername === undefined ? {} : { servername: tls.servername }),
-          ...(tls.ALPNProtocols === undefined ? {} : { ALPNProtocols: tls.ALPNProtocols }),
-        });
-        socket.on('error', () => {}); // the TLS socket reports the raw socket's errors from here on
-        socket = secure;
-        const onTlsError = (err: Error) => onError(new Error(`tls: ${err.message}`));
-        secure.once('error', onTlsError);
-        secure.once('secureConnect', () => {
-          secure.removeListener('error', onTlsError);
-          if (options.requireAlpn !== undefined && secure.alpnProtocol !== options.requireAlpn) {
-            onError(new Error(`tls: backend did not negotiate ${options.requireAlpn}`));
-            return;
-          }
-          clearTimeout(timer);
-          resolvePromise(secure);
-        });
-        return;
-      }
-      clearTimeout(timer);
-      resolvePromise(socket);
-    });
-    socket.setNoDelay(true);
-    socket.connect({ host, port, ...(isIP(host) === 0 ? { lookup: cachedLookup } : {}) });
+  return new Promise((resolve, reject) =>
+    openBackend(host, port, timeoutMs, options, (err, socket) => (err === undefined ? resolve(socket!) : reject(err))),
+  );
+}
+
+/** `connectBackend` with a callback (the per-connection hot path: no promise); `done` runs once. */
+export function openBackend(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  options: ConnectOptions,
+  connected: Connected,
+): void {
+  const { tls, preface } = options;
+  let settled = false;
+  const done: Connected = (err, s) => {
+    if (settled) return;
+    settled = true;
+    connected(err, s);
+  };
+  let socket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? true });
+  const timer = setTimeout(() => {
+    socket.destroy();
+    done(new ConnectError(`connect ${host}:${port}: timed out after ${timeoutMs}ms`, true), undefined);
+  }, timeoutMs);
+  const onError = (err: Error) => {
+    clearTimeout(timer);
+    socket.destroy();
+    done(new ConnectError(`connect ${host}:${port}: ${err.message}`, false, isDescriptorExhaustion(err)), undefined);
+  };
+  socket.once('error', onError);
+  socket.once('connect', () => {
+    socket.removeListener('error', onError);
+    if (preface !== undefined) socket.write(preface);
+    if (tls !== undefined) {
+      // Upstream TLS (cluster `tls:`): the handshake counts inside the same connectTimeout.
+      const secure: TLSSocket = tlsConnect({
+        socket,
+        host,
+        secureContext: tls.secureContext,
+        rejectUnauthorized: tls.rejectUnauthorized,
+        ...(tls.servername === undefined ? {} : { servername: tls.servername }),
+        ...(tls.ALPNProtocols === undefined ? {} : { ALPNProtocols: tls.ALPNProtocols }),
+      });
+      socket.on('error', () => {}); // the TLS socket reports the raw socket's errors from here on
+      socket = secure;
+      const onTlsError = (err: Error) => onError(new Error(`tls: ${err.message}`));
+      secure.once('error', onTlsError);
+      secure.once('secureConnect', () => {
+        secure.removeListener('error', onTlsError);
+        if (options.requireAlpn !== undefined && secure.alpnProtocol !== options.requireAlpn) {
+          onError(new Error(`tls: backend did not negotiate ${options.requireAlpn}`));
+          return;
+        }
+        clearTimeout(timer);
+        done(undefined, secure);
+      });
+      return;
+    }
+    clearTimeout(timer);
+    done(undefined, socket);
   });
+  socket.setNoDelay(true);
+  socket.connect({ host, port, ...(isIP(host) === 0 ? { lookup: cachedLookup } : {}) });
 }

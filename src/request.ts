@@ -27,14 +27,27 @@ export interface RequestInit {
   readonly peerIp?: string | undefined;
   /** Defaults to clientIp. */
   readonly sessionIp?: string | undefined;
-  readonly localIp: string;
-  readonly localPort: number;
+  /** The listener's address; or give `local` and they are read from it on first use. */
+  readonly localIp?: string | undefined;
+  readonly localPort?: number | undefined;
+  /**
+   * The accepted socket, read for `localIp`/`localPort` only when something asks (the PROXY
+   * header out, an operator): most connections never need their own local address, and
+   * reading it costs a getsockname.
+   */
+  readonly local?: LocalEnd | undefined;
   readonly vip?: string | undefined;
   readonly vipPort?: number | undefined;
   readonly secure?: boolean | undefined;
   readonly trustedClient?: boolean | undefined;
   readonly tls?: TlsInfo | undefined;
   readonly listener: string;
+}
+
+/** Where a lazy local address comes from (a net.Socket is one). */
+export interface LocalEnd {
+  readonly localAddress?: string | undefined;
+  readonly localPort?: number | undefined;
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -112,8 +125,9 @@ class FrozenRequest implements Request {
   readonly clientPort: number;
   readonly peerIp: string;
   readonly sessionIp: string;
-  readonly localIp: string;
-  readonly localPort: number;
+  #localIp: string | undefined;
+  #localPort: number | undefined;
+  #local: LocalEnd | undefined;
   readonly vip: string | undefined;
   readonly vipPort: number | undefined;
   readonly secure: boolean;
@@ -139,8 +153,9 @@ class FrozenRequest implements Request {
     this.clientPort = init.clientPort;
     this.peerIp = init.peerIp ?? init.clientIp;
     this.sessionIp = init.sessionIp ?? init.clientIp;
-    this.localIp = init.localIp;
-    this.localPort = init.localPort;
+    this.#localIp = init.localIp;
+    this.#localPort = init.localPort;
+    this.#local = init.local;
     this.vip = init.vip;
     this.vipPort = init.vipPort;
     this.secure = init.secure ?? false;
@@ -148,6 +163,23 @@ class FrozenRequest implements Request {
     this.tls = init.tls;
     this.listener = init.listener;
     this.#headers = init.headers ?? NO_HEADERS;
+  }
+
+  get localIp(): string {
+    if (this.#localIp === undefined) this.#readLocal();
+    return this.#localIp as string;
+  }
+
+  get localPort(): number {
+    if (this.#localPort === undefined) this.#readLocal();
+    return this.#localPort as number;
+  }
+
+  #readLocal(): void {
+    const local = this.#local;
+    this.#localIp ??= local?.localAddress ?? '';
+    this.#localPort ??= local?.localPort ?? 0;
+    this.#local = undefined;
   }
 
   /** The lower-cased name → values index, built on first lookup. */

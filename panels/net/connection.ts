@@ -5,7 +5,7 @@
  *   listener pipeline (src/listener/: caps, PROXY header, TLS termination)
  *          → peek (TLS hello | h2c HEADERS | HTTP/1 head, within what is left of peekTimeout)
  *          → Request → decideRoute (src/route.ts: CONNECT check, findAddresses)
- *          → openUpstream (findJack + connect, retries, PROXY out, TLS)
+ *          → openUpstreamThen (findJack + connect, retries, PROXY out, TLS)
  *          → peeked bytes → splice
  *
  * h2c: the router's own empty SETTINGS answer the client's during the peek, and the splice cuts
@@ -27,13 +27,13 @@ import { clientAddress } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
-import { type Peeked, PeekFailure, peekSocket } from '../../src/peek/peek.ts';
+import { type Peeked, peekThen } from '../../src/peek/peek.ts';
 import { http1Requests, requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
-import { openUpstream } from '../../src/upstream/index.ts';
+import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { runPerRequest } from './per-request.ts';
 
 const noop = () => {};
@@ -50,7 +50,7 @@ function describe(record: AccessRecord, request: Request): void {
  * Handles one connection of the listener pipeline to completion (its socket is the decrypted
  * stream on a terminating listener); `c.done()` runs once when it has fully closed.
  */
-export async function handleConnection(c: Connection, runtime: PanelRuntime): Promise<void> {
+export function handleConnection(c: Connection, runtime: PanelRuntime): void {
   const { socket, listener, engine } = c;
   const started = c.acceptedAt;
   const record: AccessRecord = {
@@ -81,36 +81,42 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
     else socket.once('close', () => log(code, status, reason));
     answer(socket, code, protocol, h2Code, reason);
   };
-  socket.on('error', noop);
+  // The pipeline put one on the raw socket already; a TLS socket needs its own.
+  if (socket !== c.raw) socket.on('error', noop);
 
   // A throw below is a bug (bad input is answered above with a typed error): logged with its
   // stack, the client and the upstream socket opened for it closed, one access line, the slot
-  // back. The panel's own catch stays as the last resort.
+  // back. The panel's own catch stays as the last resort. From accept to the first write the
+  // path is callbacks (peekThen, openUpstreamThen): no promise, no async frame.
   let upstream: Socket | undefined;
-  try {
-    let peeked: Peeked;
-    try {
-      // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
-      peeked = await peekSocket(socket, {
-        peekTimeout: c.remaining(),
-        maxHeaderBytes: engine.limits.maxHeaderBytes,
-        tls: listener.tls,
-        h2c: listener.h2c,
-        proxy: c.proxy,
-        paths: listener.pathNormalization,
-        // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
-        // server's SETTINGS (grpc-js) send their first HEADERS; the splice cuts their ACK of it.
-        onH2cSettings: () => socket.write(SERVER_PREFACE),
-      });
-    } catch (e) {
-      if (!(e instanceof PeekFailure)) throw e;
-      if (e.result === 'client_closed') {
-        socket.destroy();
-        log('client_closed', undefined, e.message);
-      } else refuse(e.result, e.protocol, e.message, e.h2Code);
+  const internal = (err: unknown) => {
+    runtime.logger.error({ err }, 'connection failed (internal error): closing it');
+    upstream?.destroy();
+    socket.destroy();
+    c.raw.destroy();
+    if (!ended) log('internal_error', undefined, String(err));
+  };
+
+  const connected = (err: unknown, up: Upstream | UpstreamFailure | undefined, peeked: Peeked) => {
+    if (err !== undefined) throw err;
+    if (up === undefined) throw new Error('openUpstream settled without an outcome');
+    record.attempts = up.attempts;
+    if ('result' in up) {
+      refuse(up.result, peeked.kind, up.reason);
       return;
     }
+    upstream = up.socket;
+    record.backend = up.jack.backend.id;
+    if (socket.destroyed) {
+      upstream.destroy();
+      log('client_closed', undefined, 'client went away while connecting');
+      return;
+    }
+    const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
+    splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end), filter);
+  };
 
+  const route = (peeked: Peeked) => {
     let request: Request;
     try {
       request = requestFromPeek(peeked, {
@@ -166,26 +172,43 @@ export async function handleConnection(c: Connection, runtime: PanelRuntime): Pr
     }
 
     // The upstream pipeline (src/upstream/): retries, TLS, the outbound PROXY header, accounting.
-    const up = await openUpstream(request, candidates, engine.operator, runtime, engine);
-    record.attempts = up.attempts;
-    if ('result' in up) {
-      refuse(up.result, peeked.kind, up.reason);
-      return;
-    }
-    upstream = up.socket;
-    record.backend = up.jack.backend.id;
-    if (socket.destroyed) {
-      upstream.destroy();
-      log('client_closed', undefined, 'client went away while connecting');
-      return;
-    }
-    const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
-    splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end) => log(end), filter);
-  } catch (err) {
-    runtime.logger.error({ err }, 'connection failed (internal error): closing it');
-    upstream?.destroy();
-    socket.destroy();
-    c.raw.destroy();
-    if (!ended) log('internal_error', undefined, String(err));
+    openUpstreamThen(request, candidates, engine.operator, runtime, engine, false, (err, up) => {
+      try {
+        connected(err, up, peeked);
+      } catch (e) {
+        internal(e);
+      }
+    });
+  };
+
+  try {
+    // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
+    peekThen(
+      socket,
+      {
+        peekTimeout: c.remaining(),
+        maxHeaderBytes: engine.limits.maxHeaderBytes,
+        tls: listener.tls,
+        h2c: listener.h2c,
+        proxy: c.proxy,
+        paths: listener.pathNormalization,
+        // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
+        // server's SETTINGS (grpc-js) send their first HEADERS; the splice cuts their ACK of it.
+        onH2cSettings: () => socket.write(SERVER_PREFACE),
+      },
+      (failure, peeked) => {
+        try {
+          if (failure === undefined) route(peeked!);
+          else if (failure.result === 'client_closed') {
+            socket.destroy();
+            log('client_closed', undefined, failure.message);
+          } else refuse(failure.result, failure.protocol, failure.message, failure.h2Code);
+        } catch (e) {
+          internal(e);
+        }
+      },
+    );
+  } catch (e) {
+    internal(e);
   }
 }

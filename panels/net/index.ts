@@ -25,13 +25,15 @@ class NetPanel implements Panel {
   }
 
   #handle(c: Connection): void {
-    handleConnection(c, this.#runtime).catch((err: unknown) => {
+    try {
+      handleConnection(c, this.#runtime);
+    } catch (err) {
       // A broken invariant: log loudly, close this connection, keep serving the others.
       this.#runtime.logger.error({ err }, 'connection handler failed');
       c.socket.destroy();
       c.raw.destroy();
       c.done();
-    });
+    }
   }
 
   /** Addresses actually bound, by listener name (port 0 resolved). */

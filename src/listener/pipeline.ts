@@ -231,8 +231,9 @@ export class ListenerPipeline implements PipelineSteps {
     if (limits.maxConnectionLifetime > 0)
       c.lifetime = setTimeout(destroyForLifetime, limits.maxConnectionLifetime, socket);
     if (limits.halfCloseTimeout > 0) {
-      socket.once('end', armHalfClose);
-      socket.once('finish', armHalfClose);
+      // 'end' and 'finish' come at most once each: `on` spares two `once` wrappers per connection.
+      socket.on('end', armHalfClose);
+      socket.on('finish', armHalfClose);
     }
     if (channels.accept.hasSubscribers) channels.accept.publish({ listener: b.config.name, socket });
     const accept = b.config.proxyProtocol;

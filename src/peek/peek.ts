@@ -8,7 +8,7 @@
  *                      └─ need more┘
  *
  * The buffer handed on holds every byte read so far: the head and whatever followed it. The
- * socket is paused when the promise settles, so nothing more is read until the caller decides.
+ * socket is paused when the peek settles, so nothing more is read until the caller decides.
  * Each read is copied once into a store that doubles (grow-buffer.ts) and each sniffer resumes
  * where it stopped, so a head trickled one byte per read costs O(n), like a bare reader.
  */
@@ -61,58 +61,106 @@ export interface PeekOptions {
 
 /** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
 export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked> {
-  return new Promise((resolve, reject) => {
-    const sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths);
-    const buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
-    const settle = () => {
-      clearTimeout(timer);
-      socket.removeListener('data', onData);
-      socket.removeListener('end', onEnd);
-      socket.removeListener('error', onError);
-      socket.removeListener('close', onClose);
-      socket.pause();
-    };
-    const fail = (err: PeekFailure) => {
-      settle();
-      reject(err);
-    };
-    let settingsSeen = false;
-    const step = (buf: Buffer): void => {
-      const sniffed = sniffer.decide(buf);
-      if (!settingsSeen && sniffer.h2cSettingsEnd !== undefined) {
-        settingsSeen = true;
-        options.onH2cSettings?.();
-      }
-      if (sniffed === undefined) return;
-      settle();
-      resolve({ ...sniffed, buffer: buf, proxy: options.proxy });
-    };
-    const onData = (chunk: Buffer) => {
-      const all = buffer.append(chunk);
-      if (all.length === 0) return;
-      try {
-        step(all);
-      } catch (e) {
-        if (!isSwitchboardError(e)) throw e;
-        const detail = e as { result?: ResultCode; h2Code?: number };
-        fail(new PeekFailure(detail.result ?? 'bad_request', sniffer.kind ?? 'unknown', e.message, detail.h2Code));
-      }
-    };
-    const onEnd = () =>
-      fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', 'client closed before the head was complete'));
-    // A socket destroyed locally (drain, limits) closes without 'end' or 'error'.
-    const onClose = () =>
-      fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', 'connection closed during the peek'));
-    const onError = (err: Error) =>
-      fail(new PeekFailure('client_closed', sniffer.kind ?? 'unknown', `client error: ${err.message}`));
-    const timer = setTimeout(() => {
-      const protocol = sniffer.kind ?? (buffer.length === 0 ? 'unknown' : 'http1');
-      fail(new PeekFailure('peek_timeout', protocol, `head not complete within ${options.peekTimeout}ms`));
-    }, options.peekTimeout);
-    socket.on('data', onData);
-    socket.on('end', onEnd);
-    socket.on('error', onError);
-    socket.on('close', onClose);
-    socket.resume();
-  });
+  return new Promise((resolve, reject) =>
+    peekThen(socket, options, (err, peeked) => (err === undefined ? resolve(peeked!) : reject(err))),
+  );
+}
+
+/** How a peek ends: a PeekFailure, or what was peeked. */
+export type PeekDone = (err: PeekFailure | undefined, peeked: Peeked | undefined) => void;
+
+/**
+ * One peek's state. Its socket listeners and its timer callback are shared by every peek (one
+ * function per event, finding the peek through `peeks`): no closure per connection.
+ */
+class Peek {
+  readonly socket: Socket;
+  readonly options: PeekOptions;
+  readonly done: PeekDone;
+  readonly sniffer: Sniffer;
+  readonly buffer: GrowBuffer;
+  readonly timer: NodeJS.Timeout;
+  settingsSeen = false;
+
+  constructor(socket: Socket, options: PeekOptions, done: PeekDone) {
+    this.socket = socket;
+    this.options = options;
+    this.done = done;
+    this.sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths);
+    this.buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
+    this.timer = setTimeout(peekTimedOut, options.peekTimeout, this);
+  }
+
+  settle(): void {
+    clearTimeout(this.timer);
+    const socket = this.socket;
+    peeks.delete(socket);
+    socket.removeListener('data', peekData);
+    socket.removeListener('end', peekEnd);
+    socket.removeListener('error', peekError);
+    socket.removeListener('close', peekClose);
+    socket.pause();
+  }
+
+  fail(result: PeekFailure['result'], message: string, h2Code?: number): void {
+    this.settle();
+    this.done(new PeekFailure(result, this.sniffer.kind ?? 'unknown', message, h2Code), undefined);
+  }
+
+  data(chunk: Buffer): void {
+    const all = this.buffer.append(chunk);
+    if (all.length === 0) return;
+    let sniffed: Sniffed | undefined;
+    try {
+      sniffed = this.sniffer.decide(all);
+    } catch (e) {
+      if (!isSwitchboardError(e)) throw e;
+      const detail = e as { result?: ResultCode; h2Code?: number };
+      this.fail(detail.result ?? 'bad_request', e.message, detail.h2Code);
+      return;
+    }
+    if (!this.settingsSeen && this.sniffer.h2cSettingsEnd !== undefined) {
+      this.settingsSeen = true;
+      this.options.onH2cSettings?.();
+    }
+    if (sniffed === undefined) return;
+    this.settle();
+    // Outside the try: what the caller does next (route, connect) is not a peek failure.
+    this.done(undefined, { ...sniffed, buffer: all, proxy: this.options.proxy });
+  }
+}
+
+const peeks = new WeakMap<Socket, Peek>();
+
+function peekData(this: Socket, chunk: Buffer): void {
+  peeks.get(this)?.data(chunk);
+}
+
+function peekEnd(this: Socket): void {
+  peeks.get(this)?.fail('client_closed', 'client closed before the head was complete');
+}
+
+/** A socket destroyed locally (drain, limits) closes without 'end' or 'error'. */
+function peekClose(this: Socket): void {
+  peeks.get(this)?.fail('client_closed', 'connection closed during the peek');
+}
+
+function peekError(this: Socket, err: Error): void {
+  peeks.get(this)?.fail('client_closed', `client error: ${err.message}`);
+}
+
+function peekTimedOut(p: Peek): void {
+  const protocol = p.sniffer.kind ?? (p.buffer.length === 0 ? 'unknown' : 'http1');
+  p.settle();
+  p.done(new PeekFailure('peek_timeout', protocol, `head not complete within ${p.options.peekTimeout}ms`), undefined);
+}
+
+/** `peekSocket` with a callback (the per-connection hot path: no promise); `done` runs once. */
+export function peekThen(socket: Socket, options: PeekOptions, done: PeekDone): void {
+  peeks.set(socket, new Peek(socket, options, done));
+  socket.on('data', peekData);
+  socket.on('end', peekEnd);
+  socket.on('error', peekError);
+  socket.on('close', peekClose);
+  socket.resume();
 }

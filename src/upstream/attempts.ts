@@ -40,49 +40,100 @@ export interface UpstreamFailure {
  */
 export type OpenOn<T> = (jack: Jack, attempt: number) => Promise<T>;
 
+/** `OpenOn` with a callback: `done` runs once, with a ConnectError or the value. */
+export type OpenThen<T> = (jack: Jack, attempt: number, done: (err: unknown, value: T | undefined) => void) => void;
+
 /** Runs the findJack loop for `request` within the cluster's retry budget. */
-export async function tryJacks<T>(
+export function tryJacks<T>(
   request: Request,
   candidates: Candidates,
   operator: Operator,
   open: OpenOn<T>,
 ): Promise<Opened<T> | UpstreamFailure> {
+  return new Promise((resolve, reject) =>
+    tryJacksThen<T>(
+      request,
+      candidates,
+      operator,
+      (jack, attempt, done) => {
+        let opening: Promise<T>;
+        try {
+          opening = open(jack, attempt);
+        } catch (e) {
+          done(e, undefined); // as a rejection: a ConnectError thrown at once is that attempt's failure
+          return;
+        }
+        opening.then(
+          (v) => done(undefined, v),
+          (e: unknown) => done(e, undefined),
+        );
+      },
+      (err, outcome) => (err === undefined ? resolve(outcome!) : reject(err)),
+    ),
+  );
+}
+
+/**
+ * `tryJacks` with callbacks (the per-connection hot path: no promise, no async frame). `done`
+ * runs once: with the outcome, or with an error that is not a ConnectError (a bug).
+ */
+export function tryJacksThen<T>(
+  request: Request,
+  candidates: Candidates,
+  operator: Operator,
+  open: OpenThen<T>,
+  done: (err: unknown, outcome: Opened<T> | UpstreamFailure | undefined) => void,
+): void {
   const budget = 1 + candidates.policy.retries + candidates.policy.crossRetries;
   const failed = new Set<string>();
   const subclusters: string[] = [];
   let lastTimeout = false;
   let reason = '';
   let tried = 0;
-  for (let number = 1; number <= budget; number++) {
+  const next = (number: number): void => {
+    if (number > budget) {
+      done(undefined, { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason });
+      return;
+    }
     const attempt: Attempt = { number, failed, subclusters };
     const pick = operator.findJack(request, candidates, attempt);
     if (isRefusal(pick)) {
       if (channels.upstreamAttempt.hasSubscribers) {
         channels.upstreamAttempt.publish({ request, candidates, attempt: number, result: pick.refused });
       }
-      if (number === 1) return { result: pick.refused, attempts: 0, reason: `operator refused: ${pick.refused}` };
-      break;
+      if (number === 1)
+        done(undefined, { result: pick.refused, attempts: 0, reason: `operator refused: ${pick.refused}` });
+      else done(undefined, { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason });
+      return;
     }
     tried = number;
-    try {
-      const value = await open(pick, number);
-      if (channels.upstreamAttempt.hasSubscribers) publishTry(request, candidates, pick, number, 'ok');
-      return { value, jack: pick, attempts: number };
-    } catch (e) {
-      if (!(e instanceof ConnectError)) throw e;
+    open(pick, number, (e, value) => {
+      if (e === undefined) {
+        if (channels.upstreamAttempt.hasSubscribers) publishTry(request, candidates, pick, number, 'ok');
+        done(undefined, { value: value as T, jack: pick, attempts: number });
+        return;
+      }
+      if (!(e instanceof ConnectError)) {
+        done(e, undefined);
+        return;
+      }
       if (channels.upstreamAttempt.hasSubscribers) {
         const result = e.exhausted ? 'overloaded' : e.timeout ? 'connect_timeout' : 'connect_failed';
         publishTry(request, candidates, pick, number, result, e.message);
       }
       // Our own descriptor shortage: not the backend's fault (dial.ts left its health alone).
-      if (e.exhausted) return { result: 'overloaded', attempts: number, reason: e.message };
+      if (e.exhausted) {
+        done(undefined, { result: 'overloaded', attempts: number, reason: e.message });
+        return;
+      }
       failed.add(pick.backend.id);
       subclusters.push(pick.subcluster);
       lastTimeout = e.timeout;
       reason = e.message;
-    }
-  }
-  return { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason };
+      next(number + 1);
+    });
+  };
+  next(1);
 }
 
 function publishTry(

@@ -10,7 +10,7 @@
  */
 import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../backend-registry.ts';
-import { ConnectError, connectBackend } from '../connect.ts';
+import { type ConnectError, type Connected, type ConnectOptions, openBackend } from '../connect.ts';
 import { channels } from '../diagnostics.ts';
 import type { UpstreamTlsOptions } from '../tls/upstream.ts';
 import type { Backend } from '../types.ts';
@@ -45,50 +45,61 @@ export interface DialPlan {
 }
 
 /** Connects `backend` per `plan`; `attempt` is reported on the diagnostics channel. */
-export async function dial(backend: Backend, plan: DialPlan, attempt: number): Promise<Socket> {
-  const { registry } = plan.host;
+export function dial(backend: Backend, plan: DialPlan, attempt: number): Promise<Socket> {
+  return new Promise((resolve, reject) =>
+    dialThen(backend, plan, attempt, (err, socket) => (err === undefined ? resolve(socket!) : reject(err))),
+  );
+}
+
+/** `dial` with a callback (the per-connection hot path: no promise); `done` runs once. */
+export function dialThen(backend: Backend, plan: DialPlan, attempt: number, done: Connected): void {
   const started = performance.now();
-  let socket: Socket;
-  try {
-    socket = await connectBackend(backend.host, backend.port, plan.connectTimeout, {
-      tls: plan.tls,
-      preface: plan.proxyHeader,
-      allowHalfOpen: plan.allowHalfOpen,
-      ...(plan.requireAlpn === undefined ? {} : { requireAlpn: plan.requireAlpn }),
-    });
-  } catch (e) {
-    if (!(e instanceof ConnectError)) throw e;
-    if (e.exhausted) {
-      plan.host.noteExhausted();
-      if (channels.upstreamConnect.hasSubscribers) {
-        channels.upstreamConnect.publish({
-          backend,
-          attempt,
-          ok: false,
-          latencyMs: 0,
-          error: e.message,
-          exhausted: true,
-        });
-      }
-    } else {
-      registry.connectFailed(backend.id, plan.cluster);
-      if (channels.upstreamConnect.hasSubscribers) {
-        channels.upstreamConnect.publish({
-          backend,
-          attempt,
-          ok: false,
-          latencyMs: performance.now() - started,
-          error: e.message,
-        });
-      }
-    }
-    throw e;
-  }
+  const options: ConnectOptions = {
+    tls: plan.tls,
+    preface: plan.proxyHeader,
+    allowHalfOpen: plan.allowHalfOpen,
+    ...(plan.requireAlpn === undefined ? {} : { requireAlpn: plan.requireAlpn }),
+  };
+  openBackend(backend.host, backend.port, plan.connectTimeout, options, (e, socket) => {
+    if (e === undefined) connected(backend, plan, attempt, started, socket!);
+    else failed(backend, plan, attempt, started, e);
+    done(e, socket);
+  });
+}
+
+function connected(backend: Backend, plan: DialPlan, attempt: number, started: number, socket: Socket): void {
+  const { registry } = plan.host;
   const latencyMs = performance.now() - started;
   registry.connected(backend.id, latencyMs, plan.cluster, !plan.judgedByResponse);
   socket.once('close', () => registry.closed(backend.id));
   if (channels.upstreamConnect.hasSubscribers) {
     channels.upstreamConnect.publish({ backend, attempt, ok: true, latencyMs });
   }
-  return socket;
+}
+
+function failed(backend: Backend, plan: DialPlan, attempt: number, started: number, e: ConnectError): void {
+  if (e.exhausted) {
+    plan.host.noteExhausted();
+    if (channels.upstreamConnect.hasSubscribers) {
+      channels.upstreamConnect.publish({
+        backend,
+        attempt,
+        ok: false,
+        latencyMs: 0,
+        error: e.message,
+        exhausted: true,
+      });
+    }
+    return;
+  }
+  plan.host.registry.connectFailed(backend.id, plan.cluster);
+  if (channels.upstreamConnect.hasSubscribers) {
+    channels.upstreamConnect.publish({
+      backend,
+      attempt,
+      ok: false,
+      latencyMs: performance.now() - started,
+      error: e.message,
+    });
+  }
 }

@@ -11,8 +11,8 @@ import type { Socket } from 'node:net';
 import type { Engine } from '../engine.ts';
 import { isProxyOutRefused, proxyHeaderFor } from '../proxy-out.ts';
 import type { Candidates, Jack, Operator, Request } from '../types.ts';
-import { tryJacks, type UpstreamFailure } from './attempts.ts';
-import { dial, type UpstreamHost } from './dial.ts';
+import { tryJacksThen, type UpstreamFailure } from './attempts.ts';
+import { dialThen, type UpstreamHost } from './dial.ts';
 import { tlsOptions } from './tls-options.ts';
 
 export type { UpstreamFailure } from './attempts.ts';
@@ -30,7 +30,7 @@ export interface Upstream {
  * the caller reports every response status (per-request routing), so a cluster's
  * `outlierStatus` judges the backend by responses rather than by connects.
  */
-export async function openUpstream(
+export function openUpstream(
   request: Request,
   candidates: Candidates,
   operator: Operator,
@@ -38,26 +38,58 @@ export async function openUpstream(
   engine: Pick<Engine, 'limits' | 'tls'>,
   framesResponses = false,
 ): Promise<Upstream | UpstreamFailure> {
+  return new Promise((resolve, reject) =>
+    openUpstreamThen(request, candidates, operator, host, engine, framesResponses, (err, outcome) =>
+      err === undefined ? resolve(outcome!) : reject(err),
+    ),
+  );
+}
+
+/**
+ * `openUpstream` with a callback (the per-connection hot path: from accept to the first write
+ * without a promise). `done` runs once, with the outcome or with a bug (not a ConnectError).
+ */
+export function openUpstreamThen(
+  request: Request,
+  candidates: Candidates,
+  operator: Operator,
+  host: UpstreamHost,
+  engine: Pick<Engine, 'limits' | 'tls'>,
+  framesResponses: boolean,
+  done: (err: unknown, outcome: Upstream | UpstreamFailure | undefined) => void,
+): void {
   const { policy } = candidates;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
   // A value of the request the header cannot carry: refused before any backend is dialled.
-  if (isProxyOutRefused(proxyHeader)) return { result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason };
+  if (isProxyOutRefused(proxyHeader)) {
+    done(undefined, { result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason });
+    return;
+  }
   const connectTimeout = engine.limits.connectTimeout;
-  const opened = await tryJacks(request, candidates, operator, (jack, attempt) =>
-    dial(
-      jack.backend,
-      {
-        host,
-        cluster: candidates.cluster,
-        judgedByResponse: framesResponses && (policy.outlierStatus ?? '') !== '',
-        connectTimeout,
-        tls: tlsOptions(engine.tls.upstream, candidates, jack.backend.host, request.protocol),
-        proxyHeader,
-        allowHalfOpen: true,
-      },
-      attempt,
-    ),
+  const judgedByResponse = framesResponses && (policy.outlierStatus ?? '') !== '';
+  tryJacksThen<Socket>(
+    request,
+    candidates,
+    operator,
+    (jack, attempt, opened) =>
+      dialThen(
+        jack.backend,
+        {
+          host,
+          cluster: candidates.cluster,
+          judgedByResponse,
+          connectTimeout,
+          tls: tlsOptions(engine.tls.upstream, candidates, jack.backend.host, request.protocol),
+          proxyHeader,
+          allowHalfOpen: true,
+        },
+        attempt,
+        opened,
+      ),
+    (err, opened) => {
+      if (err !== undefined || opened === undefined) done(err, undefined);
+      else if ('result' in opened) done(undefined, opened);
+      else done(undefined, { socket: opened.value, jack: opened.jack, attempts: opened.attempts });
+    },
   );
-  if ('result' in opened) return opened;
-  return { socket: opened.value, jack: opened.jack, attempts: opened.attempts };
 }

@@ -1,0 +1,81 @@
+/**
+ * The per-connection path (issue 18, new connection per request): the peek hands its head on
+ * within the read that completed it (no promise between accept and connect), and a Request
+ * reads the socket's local address (a getsockname) only when something asks. Counted, never
+ * timed.
+ */
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Peeked, type PeekFailure, peekThen } from '../../src/peek/peek.ts';
+import { requestFromPeek } from '../../src/peek/to-request.ts';
+
+const MAX = 16384;
+let server: Server | undefined;
+let client: Socket | undefined;
+
+afterEach(() => {
+  client?.destroy();
+  server?.close();
+});
+
+/** Peeks the first head a client sends; `done` also says whether it ran inside the read. */
+function peekOne(
+  head: string,
+): Promise<{ peeked: Peeked | undefined; failure: PeekFailure | undefined; inRead: boolean }> {
+  return new Promise((resolve) => {
+    server = createServer({ allowHalfOpen: true }, (socket) => {
+      let inRead = false;
+      // Runs first on each read; its microtask runs after the read's own listeners.
+      socket.prependListener('data', () => {
+        inRead = true;
+        queueMicrotask(() => {
+          inRead = false;
+        });
+      });
+      peekThen(
+        socket,
+        { peekTimeout: 5000, maxHeaderBytes: MAX, tls: 'off', h2c: 'allow', proxy: undefined },
+        (failure, peeked) => {
+          resolve({ peeked, failure, inRead });
+          socket.destroy();
+        },
+      );
+    });
+    server.listen(0, '127.0.0.1', () => {
+      const a = server!.address() as { port: number };
+      client = tcpConnect(a.port, '127.0.0.1', () => client!.write(head));
+      client.on('error', () => {});
+    });
+  });
+}
+
+describe('new connection hot path', () => {
+  it('hands the peeked head on inside the read that completed it (no promise hop)', async () => {
+    const r = await peekOne('GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n');
+    expect(r.failure).toBeUndefined();
+    expect(r.peeked?.kind).toBe('http1');
+    expect(r.inRead).toBe(true);
+  });
+
+  it('builds a Request without reading the local address until it is asked for', async () => {
+    const r = await peekOne('GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n');
+    const reads = { localAddress: 0, localPort: 0 };
+    const socket = {
+      remoteAddress: '127.0.0.1',
+      remotePort: 4000,
+      get localAddress() {
+        reads.localAddress++;
+        return '127.0.0.2';
+      },
+      get localPort() {
+        reads.localPort++;
+        return 80;
+      },
+    };
+    const request = requestFromPeek(r.peeked!, { listener: 'web', socket: socket as never, addressing: undefined });
+    expect(request.host).toBe('a.test');
+    expect(reads).toEqual({ localAddress: 0, localPort: 0 });
+    expect([request.localIp, request.localPort, request.localIp]).toEqual(['127.0.0.2', 80, '127.0.0.2']);
+    expect(reads).toEqual({ localAddress: 1, localPort: 1 });
+  });
+});
