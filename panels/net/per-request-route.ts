@@ -47,8 +47,9 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   }
   const ex = new Exchange(s.listener.name, clientOf(d, request), s.requestLog, head, request);
   d.exchange = ex;
-  const body =
-    d.tracker === undefined ? (d.tracker = new BodyTracker(head.bodyFraming)) : d.tracker.reset(head.bodyFraming);
+  if (d.tracker === undefined) d.tracker = new BodyTracker(head.bodyFraming);
+  else d.tracker.reset(head.bodyFraming);
+  const body = d.tracker;
   let fed: number;
   try {
     fed = body.feed(view, head.headLength);

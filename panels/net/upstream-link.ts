@@ -202,10 +202,9 @@ export class UpstreamLink {
         this.#closeDelimited = head.bodyFraming.kind === 'close';
         this.endsConnection = head.connectionClose || this.#closeDelimited;
         if (this.endsConnection) this.reusable = false;
-        this.#body =
-          this.#tracker === undefined
-            ? (this.#tracker = new BodyTracker(head.bodyFraming))
-            : this.#tracker.reset(head.bodyFraming);
+        if (this.#tracker === undefined) this.#tracker = new BodyTracker(head.bodyFraming);
+        else this.#tracker.reset(head.bodyFraming);
+        this.#body = this.#tracker;
       } else {
         off += this.#body.feed(buf, off);
       }

@@ -189,27 +189,34 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
 }
 
 function gather(g: Gathered, [name, value]: HeaderPair): void {
-  // Names are tokens (checked), so a length switch before lower-casing keeps this cheap.
+  // Names are tokens (checked), so a length switch before lower-casing keeps this cheap; a list
+  // is made only for a header that is present.
   switch (name.length) {
     case 4:
-      if (name.toLowerCase() === 'host') (g.hosts ??= []).push(value);
+      if (name.toLowerCase() === 'host') g.hosts = append(g.hosts, value);
       break;
     case 6:
       if (name.toLowerCase() === 'expect') g.expect = value;
       break;
     case 7:
-      if (name.toLowerCase() === 'upgrade') (g.upgrade ??= []).push(value);
+      if (name.toLowerCase() === 'upgrade') g.upgrade = append(g.upgrade, value);
       break;
     case 10:
-      if (name.toLowerCase() === 'connection') (g.connection ??= []).push(value);
+      if (name.toLowerCase() === 'connection') g.connection = append(g.connection, value);
       break;
     case 14:
-      if (name.toLowerCase() === 'content-length') (g.contentLength ??= []).push(value);
+      if (name.toLowerCase() === 'content-length') g.contentLength = append(g.contentLength, value);
       break;
     case 17:
-      if (name.toLowerCase() === 'transfer-encoding') (g.transferEncoding ??= []).push(value);
+      if (name.toLowerCase() === 'transfer-encoding') g.transferEncoding = append(g.transferEncoding, value);
       break;
   }
+}
+
+function append(list: string[] | undefined, value: string): string[] {
+  if (list === undefined) return [value];
+  list.push(value);
+  return list;
 }
 
 /** Host rules (#8, #9): exactly one Host on HTTP/1.1; a target authority must agree with it. */
