@@ -2,6 +2,7 @@
  * Raw clients for tests: send exact bytes (optionally a few at a time) and collect the reply.
  */
 import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface RawOptions {
@@ -52,4 +53,26 @@ export function headerOf(response: Buffer, name: string): string | undefined {
   const head = response.toString('latin1').split('\r\n\r\n')[0] ?? '';
   const re = new RegExp(`^${name}:\\s*(.*)$`, 'im');
   return re.exec(head)?.[1]?.trim();
+}
+
+/**
+ * One `GET /` on an already open connection (kept open: tests hold it across a certificate
+ * swap); resolves with the response's status line once its body (Content-Length) is in.
+ */
+export function requestOnSocket(s: Duplex, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const onData = (d: Buffer) => {
+      got += d.toString('latin1');
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const len = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? '0');
+      if (got.length < end + 4 + len) return;
+      s.removeListener('data', onData);
+      resolve(got.slice(0, got.indexOf('\r\n')));
+    };
+    s.on('data', onData);
+    s.once('error', reject);
+    s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  });
 }

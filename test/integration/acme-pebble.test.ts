@@ -8,6 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { connect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startHttpBackend, type TestBackend } from '../harness/backend.ts';
+import { requestOnSocket } from '../harness/client.ts';
 import { type Pebble, pebbleAvailable, startPebble } from '../harness/pebble.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
@@ -24,25 +25,6 @@ function handshake(port: number, servername: string, ca: string): Promise<TLSSoc
 
 function fingerprint(s: TLSSocket): string {
   return new X509Certificate(s.getPeerX509Certificate()!.raw).fingerprint256;
-}
-
-/** One request on an open connection; resolves with the response head's status line. */
-function request(s: TLSSocket, host: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let got = '';
-    const onData = (d: Buffer) => {
-      got += d.toString('latin1');
-      const end = got.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const len = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? '0');
-      if (got.length < end + 4 + len) return;
-      s.removeListener('data', onData);
-      resolve(got.slice(0, got.indexOf('\r\n')));
-    };
-    s.on('data', onData);
-    s.once('error', reject);
-    s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
-  });
 }
 
 describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
@@ -127,7 +109,7 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
         expect(a.getPeerX509Certificate()?.subjectAltName).toBe(`DNS:${ALPN_NAME}`);
         expect(h.getPeerX509Certificate()?.subjectAltName).toBe(`DNS:${HTTP_NAME}`);
         if (label === 'net') served = { alpn: fingerprint(a), http: fingerprint(h) };
-        expect(await request(a, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
+        expect(await requestOnSocket(a, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
         a.destroy();
         h.destroy();
         // The router itself answered both validations; none reached the backend.
@@ -178,7 +160,7 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
       const root = await pebble.root();
       const open = await handshake(ports.alpn, ALPN_NAME, root);
       expect(fingerprint(open)).toBe(served.alpn);
-      expect(await request(open, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
+      expect(await requestOnSocket(open, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
 
       await eventually(() => r.router.acme.results.ok === 2, 60_000, 'both certificates renewed');
       expect(r.router.acme.results.failed).toBe(0);
@@ -190,7 +172,7 @@ describe.skipIf(!pebbleAvailable())('acme against pebble', () => {
       fresh2.destroy();
       // The connection opened before the renewal is still up and still served.
       expect(open.destroyed).toBe(false);
-      expect(await request(open, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
+      expect(await requestOnSocket(open, ALPN_NAME)).toBe('HTTP/1.1 200 OK');
       open.destroy();
     } finally {
       await r.close();

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
+import { requestOnSocket } from '../harness/client.ts';
 import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
 
 const NAME = 'www.example.test';
@@ -39,24 +40,6 @@ async function served(port: number, ca: string, sni = true): Promise<string> {
 async function allServe(port: number, ca: string, want: string, n = 4): Promise<boolean> {
   for (let i = 0; i < n; i++) if ((await served(port, ca, i % 2 === 0)) !== want) return false;
   return true;
-}
-
-function request(s: TLSSocket): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let got = '';
-    const onData = (d: Buffer) => {
-      got += d.toString('latin1');
-      const end = got.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const len = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? '0');
-      if (got.length < end + 4 + len) return;
-      s.removeListener('data', onData);
-      resolve(got.slice(0, got.indexOf('\r\n')));
-    };
-    s.on('data', onData);
-    s.once('error', reject);
-    s.write(`GET / HTTP/1.1\r\nHost: ${NAME}\r\n\r\n`);
-  });
 }
 
 describe.each([
@@ -109,7 +92,7 @@ describe.each([
       const ca = pki.ca.certPem;
       expect(await allServe(port, ca, fp(v1.certPem))).toBe(true);
       const open = await handshake(port, ca);
-      expect(await request(open)).toBe('HTTP/1.1 200 OK');
+      expect(await requestOnSocket(open, NAME)).toBe('HTTP/1.1 200 OK');
 
       // certbot / cert-manager style: new files written aside, then renamed over the old ones.
       await copyFile(v2.cert, join(dir, 'new.crt'));
@@ -118,7 +101,7 @@ describe.each([
       await rename(join(dir, 'new.crt'), join(dir, 'live.crt'));
       await eventually(() => allServe(port, ca, fp(v2.certPem)), 15_000, 'the renamed-over certificate served');
       expect(open.destroyed).toBe(false);
-      expect(await request(open)).toBe('HTTP/1.1 200 OK');
+      expect(await requestOnSocket(open, NAME)).toBe('HTTP/1.1 200 OK');
 
       // In place, a key that does not match the certificate: logged, the previous one keeps serving.
       await writeFile(join(dir, 'live.crt'), await readFile(v1.cert));
@@ -128,7 +111,7 @@ describe.each([
       // The key written in place completes the pair.
       await writeFile(join(dir, 'live.key'), await readFile(v1.key));
       await eventually(() => allServe(port, ca, fp(v1.certPem)), 15_000, 'the in-place pair served');
-      expect(await request(open)).toBe('HTTP/1.1 200 OK');
+      expect(await requestOnSocket(open, NAME)).toBe('HTTP/1.1 200 OK');
       open.destroy();
     } finally {
       await r.close();
