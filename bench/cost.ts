@@ -13,6 +13,10 @@
  *    over rounds, and the ratio of the medians to `node-pipe`'s.
  * 4. `idle` is the bench's own scenario (lib/idle.ts): RSS growth per held connection.
  * 5. `SWB_BENCH_BASELINE=/path/to/a/checkout` adds that tree's two router rows (`@baseline`).
+ * 6. `--paired`: one client process loads every target at the same time (each with CONNS /
+ *    targets connections, at least 8), so the machine's load at that moment hits all of them
+ *    alike; the last column is then the median over rounds of each round's ratio to
+ *    `node-pipe`, which moves far less on a shared machine than the ratio of the medians.
  */
 
 import { execFile } from 'node:child_process';
@@ -35,6 +39,7 @@ const { values } = parseArgs({
     targets: { type: 'string', default: 'node-pipe,switchboard-net,switchboard-per-request' },
     idle: { type: 'string', default: '2000' },
     profile: { type: 'string' },
+    paired: { type: 'boolean', default: false },
   },
 });
 
@@ -53,13 +58,35 @@ function cpuNs(pids: number[]): number {
   return sum;
 }
 
-function runClient(port: number, mode: string, conns: number, total: number): Promise<number> {
+function runClient(port: number | string, mode: string, conns: number, total: number): Promise<number> {
   const script = join(import.meta.dirname, 'lib', 'fixed-client.ts');
   return new Promise((ok, fail) =>
     execFile(process.execPath, [script, String(port), mode, String(conns), String(total)], (err, out) =>
       err ? fail(err) : ok(Number(out.trim())),
     ),
   );
+}
+
+/** One round of `--paired`: every target loaded at once by one client; CPU per request each. */
+async function pairedRound(
+  running: Map<string, Running>,
+  s: string,
+  conns: number,
+  n: number,
+  rows: Map<string, number[]>,
+  ratios: Map<string, number[]>,
+): Promise<void> {
+  const all = [...running];
+  const before = all.map(([, r]) => cpuNs(r.pids()));
+  const each = Math.max(8, Math.ceil(conns / all.length));
+  await runClient(all.map(([, r]) => r.port).join(','), s, each, n);
+  const us = all.map(([, r], i) => (cpuNs(r.pids()) - before[i]!) / 1000 / n);
+  const pipe = all.findIndex(([name]) => name === 'node-pipe');
+  for (const [i, [name]] of all.entries()) {
+    const key = `${s}\t${name}`;
+    rows.set(key, [...(rows.get(key) ?? []), us[i]!]);
+    if (pipe !== -1) ratios.set(key, [...(ratios.get(key) ?? []), us[i]! / us[pipe]!]);
+  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -91,11 +118,16 @@ async function main(): Promise<void> {
     const rows = new Map<string, number[]>();
     // Warm every target (JIT, pools).
     for (const [, r] of running) await runClient(r.port, 'keepalive', 64, 5000);
+    const ratios = new Map<string, number[]>();
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const s of scenarios) {
         if (s === 'idle') continue;
         const sc = SCENARIOS[s]!;
         const n = sc.total(total);
+        if (values.paired) {
+          await pairedRound(running, s, sc.conns, n, rows, ratios);
+          continue;
+        }
         for (const [name, r] of running) {
           const before = cpuNs(r.pids());
           await runClient(r.port, s, sc.conns, n);
@@ -105,11 +137,18 @@ async function main(): Promise<void> {
         }
       }
     }
-    console.log('scenario\ttarget\tmin µs/req\tmedian µs/req\t×node-pipe (median)');
+    const last = values.paired ? '×node-pipe (median of rounds)' : '×node-pipe (median)';
+    console.log(`scenario\ttarget\tmin µs/req\tmedian µs/req\t${last}`);
     for (const [key, xs] of rows) {
       const [s] = key.split('\t');
       const pipe = rows.get(`${s}\tnode-pipe`);
-      const ratio = pipe === undefined ? '' : (median(xs) / median(pipe)).toFixed(2);
+      const paired = ratios.get(key);
+      const ratio =
+        paired !== undefined
+          ? median(paired).toFixed(2)
+          : pipe === undefined
+            ? ''
+            : (median(xs) / median(pipe)).toFixed(2);
       console.log(`${key}\t${Math.min(...xs).toFixed(2)}\t${median(xs).toFixed(2)}\t${ratio}`);
     }
     if (scenarios.includes('idle')) {

@@ -9,7 +9,7 @@
  * first on the wire (spec §2), also towards TLS backends.
  */
 import { lookup } from 'node:dns';
-import { isIP, type LookupFunction, Socket } from 'node:net';
+import { type LookupFunction, Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import type { UpstreamTlsOptions } from './tls/upstream.ts';
 
@@ -144,5 +144,7 @@ export function openBackend(
     done(undefined, socket);
   });
   socket.setNoDelay(true);
-  socket.connect({ host, port, ...(isIP(host) === 0 ? { lookup: cachedLookup } : {}) });
+  // Node calls `lookup` only for a hostname (an IP literal connects at once), so it is always
+  // passed: no isIP regex and no spread of our own per connect.
+  socket.connect({ host, port, lookup: cachedLookup });
 }

@@ -39,8 +39,9 @@ const IDLE_TICKS = 4;
 
 /**
  * One splice's state. Its sockets' listeners are shared by every splice (one function per event,
- * finding the splice through `splices`): no closure per connection (issue 18: what an idle
- * connection keeps).
+ * finding the splice in the socket's `kSplice` slot): no closure per connection (issue 18: what
+ * an idle connection keeps), and no WeakMap entry per socket (a hash insert, and for a young
+ * socket an ephemeron the scavenger revisits).
  */
 class Splice {
   readonly client: Socket;
@@ -84,16 +85,22 @@ class Splice {
   }
 }
 
-const splices = new WeakMap<Socket, Splice>();
+const kSplice = Symbol('switchboard.splice');
+type Spliced = Socket & { [kSplice]?: Splice };
+
+/** The splice of a socket that `splice()` took (its listeners run only on such sockets). */
+function spliceOf(socket: Socket): Splice {
+  return (socket as Spliced)[kSplice]!;
+}
 
 function clientData(this: Socket, chunk: Buffer): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.activity++;
   if (!s.upstream.write(chunk)) this.pause();
 }
 
 function clientFiltered(this: Socket, chunk: Buffer): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.activity++;
   const stage = s.stage!;
   const out = stage.push(chunk);
@@ -107,51 +114,51 @@ function clientFiltered(this: Socket, chunk: Buffer): void {
 }
 
 function upstreamData(this: Socket, chunk: Buffer): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.activity++;
   if (!s.client.write(chunk)) this.pause();
 }
 
 function clientError(this: Socket): void {
-  splices.get(this)?.fail('client_error');
+  spliceOf(this).fail('client_error');
 }
 
 function upstreamError(this: Socket): void {
-  splices.get(this)?.fail('upstream_error');
+  spliceOf(this).fail('upstream_error');
 }
 
 function upstreamDrain(this: Socket): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.activity++;
   s.client.resume();
 }
 
 function clientDrain(this: Socket): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.activity++;
   s.upstream.resume();
 }
 
 function clientClose(this: Socket): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.upstream.removeListener('data', upstreamData);
   s.upstream.destroySoon();
   s.closed();
 }
 
 function upstreamClose(this: Socket): void {
-  const s = splices.get(this)!;
+  const s = spliceOf(this);
   s.client.removeListener('data', s.clientListener);
   s.client.destroySoon();
   s.closed();
 }
 
 function clientEnd(this: Socket): void {
-  splices.get(this)!.endUpstream();
+  spliceOf(this).endUpstream();
 }
 
 function upstreamEnd(this: Socket): void {
-  splices.get(this)!.client.end();
+  spliceOf(this).client.end();
 }
 
 function tick(s: Splice): void {
@@ -180,8 +187,8 @@ export function splice(
 ): void {
   const first = filter !== undefined && head !== undefined ? filter.push(head) : head;
   const s = new Splice(client, upstream, onDone, filter?.done ? undefined : filter);
-  splices.set(client, s);
-  splices.set(upstream, s);
+  (client as Spliced)[kSplice] = s;
+  (upstream as Spliced)[kSplice] = s;
   client.on('error', clientError);
   upstream.on('error', upstreamError);
   client.on('data', s.clientListener);

@@ -3,13 +3,15 @@
  * target's: `node fixed-client.ts PORT MODE CONNS TOTAL`, MODE `keepalive` (CONNS keep-alive
  * connections share TOTAL GET /small), `newconn` (CONNS at a time, every request on a new
  * connection with `Connection: close`) or `big` (GET /1m on CONNS keep-alive connections).
- * Prints the elapsed milliseconds when all TOTAL responses are in.
+ * Prints the elapsed milliseconds when all TOTAL responses are in. PORT may be a comma-separated
+ * list (cost.ts `--paired`): every port then gets CONNS connections and TOTAL requests of its
+ * own, all at the same time.
  */
 import { connect, type Socket } from 'node:net';
 import { BIG_PATH, BIG_SIZE, SMALL_BODY, SMALL_PATH } from './scenarios-shared.ts';
 
-const [port, mode, conns, total] = [
-  Number(process.argv[2]),
+const [ports, mode, conns, total] = [
+  process.argv[2]!.split(',').map(Number),
   process.argv[3],
   Number(process.argv[4]),
   Number(process.argv[5]),
@@ -19,22 +21,21 @@ const close = mode === 'newconn';
 const request = Buffer.from(
   `GET ${big ? BIG_PATH : SMALL_PATH} HTTP/1.1\r\nHost: bench.test\r\n${close ? 'Connection: close\r\n' : ''}\r\n`,
 );
-let started = 0;
-let done = 0;
+let finished = 0;
 const t0 = performance.now();
 
 /** Bytes of the body seen in a response (the head ends at the first CRLFCRLF). */
-function runConnection(): void {
+function runConnection(port: number, counts: { started: number; done: number }): void {
   let socket: Socket | undefined;
   let seen = 0;
   let headDone = false;
   let want = big ? BIG_SIZE : SMALL_BODY.length;
   const next = () => {
-    if (started >= total) {
+    if (counts.started >= total) {
       socket?.destroy();
       return;
     }
-    started++;
+    counts.started++;
     seen = 0;
     headDone = false;
     if (socket === undefined || close) {
@@ -63,7 +64,7 @@ function runConnection(): void {
       want = big ? BIG_SIZE : SMALL_BODY.length;
     } else seen += chunk.length;
     if (seen >= want) {
-      if (++done === total) {
+      if (++counts.done === total && ++finished === ports.length) {
         console.log((performance.now() - t0).toFixed(1));
         process.exit(0);
       }
@@ -72,4 +73,7 @@ function runConnection(): void {
   };
   next();
 }
-for (let i = 0; i < conns; i++) runConnection();
+for (const port of ports) {
+  const counts = { started: 0, done: 0 };
+  for (let i = 0; i < conns; i++) runConnection(port, counts);
+}

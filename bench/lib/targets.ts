@@ -140,6 +140,25 @@ export const TARGETS: readonly Target[] = [
     start: (ctx) =>
       startNode(ctx, 'node-pipe', join(here, 'pipe-server.ts'), (p) => [String(p), String(ctx.backendPort)]),
   },
+  // The floor of a router that reads before it connects (issue 18, newconn): optional rows.
+  {
+    name: 'node-peek-pipe',
+    available: () => undefined,
+    optional: true,
+    start: (ctx) =>
+      startNode(ctx, 'node-peek-pipe', join(here, 'peek-pipe-server.ts'), (p) => [String(p), String(ctx.backendPort)]),
+  },
+  {
+    name: 'node-peek-parse-pipe',
+    available: () => undefined,
+    optional: true,
+    start: (ctx) =>
+      startNode(ctx, 'node-peek-parse-pipe', join(here, 'peek-pipe-server.ts'), (p) => [
+        String(p),
+        String(ctx.backendPort),
+        'parse',
+      ]),
+  },
   nodeProxyTarget('node-http-proxy', 'http-proxy', 'http-proxy-server.ts'),
   nodeProxyTarget('http-proxy-3', 'http-proxy-3', 'http-proxy-server.ts', ['http-proxy-3']),
   nodeProxyTarget('fastify-http-proxy', '@fastify/http-proxy', 'fastify-proxy-server.ts'),

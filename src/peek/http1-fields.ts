@@ -132,7 +132,21 @@ export function checkTransferEncoding(values: readonly string[], who: string): v
 /** Lower-cased tokens of every Connection line. */
 export function connectionTokens(values: readonly string[]): Set<string> {
   const tokens = new Set<string>();
-  for (const value of values) for (const t of splitList(value)) if (t !== '') tokens.add(t.toLowerCase());
+  // splitList's elements, without its arrays and regex (one per connection with `Connection:
+  // close`): each comma-separated element without surrounding SP/HTAB, empty ones skipped.
+  for (const value of values) {
+    let from = 0;
+    while (from <= value.length) {
+      let to = value.indexOf(',', from);
+      if (to === -1) to = value.length;
+      let a = from;
+      let b = to;
+      while (a < b && isOws(value.charCodeAt(a))) a++;
+      while (b > a && isOws(value.charCodeAt(b - 1))) b--;
+      if (b > a) tokens.add(value.slice(a, b).toLowerCase());
+      from = to + 1;
+    }
+  }
   return tokens;
 }
 

@@ -71,7 +71,7 @@ export type PeekDone = (err: PeekFailure | undefined, peeked: Peeked | undefined
 
 /**
  * One peek's state. Its socket listeners and its timer callback are shared by every peek (one
- * function per event, finding the peek through `peeks`): no closure per connection.
+ * function per event, finding the peek in the socket's `kPeek` slot): no closure per connection.
  */
 class Peek {
   readonly socket: Socket;
@@ -94,7 +94,7 @@ class Peek {
   settle(): void {
     clearTimeout(this.timer);
     const socket = this.socket;
-    peeks.delete(socket);
+    (socket as PeekSocket)[kPeek] = undefined;
     socket.removeListener('data', peekData);
     socket.removeListener('end', peekEnd);
     socket.removeListener('error', peekError);
@@ -130,23 +130,29 @@ class Peek {
   }
 }
 
-const peeks = new WeakMap<Socket, Peek>();
+/**
+ * The socket's peek in progress, in a symbol slot on the socket rather than a WeakMap keyed by
+ * it (issue 18: a WeakMap entry per connection is a hash insert and, for a young socket, an
+ * ephemeron the scavenger must revisit). Cleared to undefined, never deleted (no shape change).
+ */
+const kPeek = Symbol('switchboard.peek');
+type PeekSocket = Socket & { [kPeek]?: Peek | undefined };
 
-function peekData(this: Socket, chunk: Buffer): void {
-  peeks.get(this)?.data(chunk);
+function peekData(this: PeekSocket, chunk: Buffer): void {
+  this[kPeek]?.data(chunk);
 }
 
-function peekEnd(this: Socket): void {
-  peeks.get(this)?.fail('client_closed', 'client closed before the head was complete');
+function peekEnd(this: PeekSocket): void {
+  this[kPeek]?.fail('client_closed', 'client closed before the head was complete');
 }
 
 /** A socket destroyed locally (drain, limits) closes without 'end' or 'error'. */
-function peekClose(this: Socket): void {
-  peeks.get(this)?.fail('client_closed', 'connection closed during the peek');
+function peekClose(this: PeekSocket): void {
+  this[kPeek]?.fail('client_closed', 'connection closed during the peek');
 }
 
-function peekError(this: Socket, err: Error): void {
-  peeks.get(this)?.fail('client_closed', `client error: ${err.message}`);
+function peekError(this: PeekSocket, err: Error): void {
+  this[kPeek]?.fail('client_closed', `client error: ${err.message}`);
 }
 
 function peekTimedOut(p: Peek): void {
@@ -157,7 +163,7 @@ function peekTimedOut(p: Peek): void {
 
 /** `peekSocket` with a callback (the per-connection hot path: no promise); `done` runs once. */
 export function peekThen(socket: Socket, options: PeekOptions, done: PeekDone): void {
-  peeks.set(socket, new Peek(socket, options, done));
+  (socket as PeekSocket)[kPeek] = new Peek(socket, options, done);
   socket.on('data', peekData);
   socket.on('end', peekEnd);
   socket.on('error', peekError);
