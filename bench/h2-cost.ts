@@ -149,12 +149,19 @@ async function main(): Promise<void> {
     if (!values.profile || values.out !== undefined) await rm(dir, { recursive: true, force: true });
   }
   console.log(`h2load -t1 -c10 -m10 -n${requests}, median of ${rounds} rounds (CPU: the target's process tree)`);
-  console.log(['target', 'cpu µs/req', 'req/s', 'p99 ms'].join('\t'));
+  console.log(['target', 'cpu µs/req', '(min)', 'req/s', '(max)', 'p99 ms'].join('\t'));
   for (const [name, rs] of runs) {
     if (rs.length === 0) continue;
     const m = (f: (r: Run) => number) => median(rs.map(f));
     console.log(
-      [name, m((r) => r.cpuUsPerReq).toFixed(1), m((r) => r.rps).toFixed(0), m((r) => r.p99Ms).toFixed(2)].join('\t'),
+      [
+        name,
+        m((r) => r.cpuUsPerReq).toFixed(1),
+        Math.min(...rs.map((r) => r.cpuUsPerReq)).toFixed(1),
+        m((r) => r.rps).toFixed(0),
+        Math.max(...rs.map((r) => r.rps)).toFixed(0),
+        m((r) => r.p99Ms).toFixed(2),
+      ].join('\t'),
     );
   }
   if (values.profile) console.log(`profiles: ${out}`);
