@@ -240,8 +240,9 @@ function forward(
     stopRequest = copy(req, exchange.body, (n) => {
       record.bytesIn += n;
     });
-    req.once('end', () => exchange.finish(trailerFields(down.requestTrailers())));
-    req.on('error', () => {});
+    req.on('end', () => exchange.finish(trailerFields(down.requestTrailers())));
+    // An HTTP/2 stream has its error listener already (down.ts).
+    if (!down.h2) req.on('error', () => {});
   }
 
   let ended = false;
