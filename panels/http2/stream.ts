@@ -51,7 +51,8 @@ export function handleStream(down: Down, ctx: StreamContext): void {
   const started = performance.now();
   const record: AccessRecord = {
     listener: ctx.listener.name,
-    client: socket === undefined ? 'unknown' : clientAddress(socket),
+    // Set from the routing view below; a stream refused before it gets the socket's peer (log).
+    client: '',
     protocol: down.h2 ? (ctx.listener.tls === 'terminate' ? 'h2' : 'h2c') : 'http1',
     bytesIn: 0,
     bytesOut: 0,
@@ -62,6 +63,7 @@ export function handleStream(down: Down, ctx: StreamContext): void {
   const log = (result: string, status?: number, reason?: string) => {
     if (logged) return;
     logged = true;
+    if (record.client === '') record.client = socket === undefined ? 'unknown' : clientAddress(socket);
     record.result = result;
     if (status !== undefined && status > 0) record.status = status;
     if (reason !== undefined) record.reason = reason;
