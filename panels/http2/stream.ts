@@ -27,6 +27,7 @@ import { outlierStatusFor } from '../../src/outlier.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
 import { clientAddress } from '../net/client-address.ts';
+import { afterReads } from './after-reads.ts';
 import { type Down, H1Down } from './down.ts';
 import { abortResponse, endUpstreamLost, H2_INTERNAL_ERROR, isGrpc, recordAnswer, respondError } from './errors.ts';
 import { type Exchange, H2_CANCEL, type UpstreamResponse } from './exchange.ts';
@@ -262,32 +263,84 @@ function forward(
     log('client_reset', status || undefined, `client closed the stream (code ${code})`);
   });
 
+  // The response head, sent with `trailers` (the response may end with trailer fields).
+  const respond = (up: UpstreamResponse, endStream: boolean, trailers: boolean): boolean => {
+    try {
+      down.respond(up.status, up.headers, endStream, trailers);
+      return true;
+    } catch (e) {
+      done = true;
+      exchange.cancel(H2_INTERNAL_ERROR);
+      abortResponse(down);
+      log('upstream_reset', status, `response head not forwardable: ${(e as Error).message}`);
+      return false;
+    }
+  };
+  const copyResponse = (up: UpstreamResponse) =>
+    copy(up.body, down.out, (n) => {
+      record.bytesOut += n;
+    });
+  // An HTTP/2 head waits for the end of this turn's reads (after-reads.ts); what completed it
+  // meanwhile waits here (`held`: the head is waiting; `heldEnd`: the trailers it ended with).
+  let held = false;
+  let heldEnd: Record<string, string> | undefined;
+  const sendHeld = (up: UpstreamResponse, complete: () => boolean) => {
+    held = false;
+    if (done) return;
+    try {
+      if (!complete()) {
+        // More may come (body, trailers): streamed as usual.
+        if (!respond(up, false, true)) return;
+        copyResponse(up);
+        if (heldEnd !== undefined) {
+          ended = true;
+          down.end(undefined, heldEnd);
+        }
+        return;
+      }
+      // The whole response is buffered and has no trailers: head, body and END_STREAM go out in
+      // one go (node sends them in one write when they are written in the same tick), so no
+      // empty DATA frame, no 'wantTrailers' round and no node setImmediate per stream.
+      if (!respond(up, false, false)) return;
+      ended = true;
+      const { body } = up;
+      const out = down.out;
+      for (let chunk: Buffer | null = body.read(); chunk !== null; chunk = body.read()) {
+        record.bytesOut += chunk.length;
+        out.write(chunk);
+      }
+      down.end();
+    } catch (err) {
+      done = true;
+      exchange.cancel(H2_INTERNAL_ERROR);
+      log('internal_error', abortBroken(down), String(err));
+    }
+  };
+
   exchange.listen({
     response(up: UpstreamResponse) {
       if (done) return;
       status = up.status;
       judge?.(status);
-      try {
-        if (up.endStream && down.h2) {
-          // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
-          down.respond(up.status, up.headers, true, false);
-          ended = true;
-          return;
-        }
-        down.respond(up.status, up.headers, false, true);
-      } catch (e) {
-        done = true;
-        exchange.cancel(H2_INTERNAL_ERROR);
-        abortResponse(down);
-        log('upstream_reset', status, `response head not forwardable: ${(e as Error).message}`);
+      if (up.endStream && down.h2) {
+        // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
+        if (respond(up, true, false)) ended = true;
         return;
       }
-      copy(up.body, down.out, (n) => {
-        record.bytesOut += n;
-      });
+      const complete = up.completeWithoutTrailers;
+      if (down.h2 && complete !== undefined) {
+        held = true;
+        afterReads(() => sendHeld(up, complete));
+        return;
+      }
+      if (respond(up, false, true)) copyResponse(up);
     },
     complete(trailers: Record<string, string>) {
       if (done || ended) return;
+      if (held) {
+        heldEnd = trailers;
+        return;
+      }
       ended = true;
       down.end(undefined, trailers);
     },

@@ -318,6 +318,7 @@ function h2Exchange(
           headers: responseHeaders(raw),
           body: stream,
           endStream: (flags & END_STREAM) !== 0,
+          completeWithoutTrailers: () => stream.closed && (stream.rstCode ?? 0) === 0 && trailersIn === NO_FIELDS,
         });
       });
     },

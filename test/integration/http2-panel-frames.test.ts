@@ -1,0 +1,76 @@
+/**
+ * The http2 panel's response frames as a real client sees them (nghttp -v): a response that is
+ * complete without trailers when its head is passed on ends on its last DATA frame (no empty
+ * trailing DATA frame), an empty body ends on one empty DATA frame, and trailers the backend
+ * sends after its body, unannounced, still arrive as a trailing HEADERS frame.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasTool } from '../fixtures/h2/capture.ts';
+import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
+import { type H2Backend, startH2Backend } from './http2-helpers.ts';
+
+const run = promisify(execFile);
+const hasNghttp = hasTool('nghttp');
+
+/** The frames nghttp received on stream 13 (its first request): `TYPE length flags`. */
+async function framesOf(url: string): Promise<string[]> {
+  const { stdout } = await run('nghttp', ['-nv', url], { timeout: 10_000 });
+  const out: string[] = [];
+  for (const m of stdout.matchAll(/recv (\w+) frame <length=(\d+), flags=0x([0-9a-f]+), stream_id=13>/g)) {
+    out.push(`${m[1]} ${m[2]} ${m[3]}`);
+  }
+  return out;
+}
+
+describe.skipIf(!hasNghttp)('http2 panel: response frames', () => {
+  let backend: H2Backend;
+  let router: TestRouter;
+
+  beforeAll(async () => {
+    backend = await startH2Backend('frames', (stream, headers) => {
+      const path = headers[':path'];
+      if (path === '/trailers') {
+        stream.respond({ ':status': 200 }, { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'x-late': 'yes' }));
+        stream.end('body');
+        return;
+      }
+      stream.respond({ ':status': 200 });
+      if (path === '/empty') stream.end();
+      else stream.end('hello world\n');
+    });
+    router = await startTestRouter(
+      { panel: 'http2', operator: 'round-robin', addressBook: { name: 'file', path: 'servers.yaml' } },
+      {
+        dir: await tempDir({
+          'servers.yaml': `- { host: "*", backends: [${backend.address}], protocol: h2c }\n`,
+        }),
+      },
+    );
+  });
+  afterAll(async () => {
+    await router.close();
+    await backend.close();
+  });
+
+  it('a complete response without trailers ends on its last DATA frame', async () => {
+    const frames = await framesOf(`http://127.0.0.1:${router.port()}/small`);
+    // HEADERS (END_HEADERS), then the 12 bytes with END_STREAM: nothing trails them.
+    expect(frames).toEqual(['HEADERS 25 04', 'DATA 12 01']);
+  });
+
+  it('an empty body ends on one empty DATA frame', async () => {
+    const frames = await framesOf(`http://127.0.0.1:${router.port()}/empty`);
+    expect(frames[0]).toMatch(/^HEADERS \d+ 04$/);
+    expect(frames.slice(1)).toEqual(['DATA 0 01']);
+  });
+
+  it('unannounced trailers sent after the body still arrive', async () => {
+    const { stdout } = await run('nghttp', ['-nv', `http://127.0.0.1:${router.port()}/trailers`], { timeout: 10_000 });
+    expect(stdout).toContain('x-late: yes');
+    const frames = await framesOf(`http://127.0.0.1:${router.port()}/trailers`);
+    expect(frames.at(-1)).toMatch(/^HEADERS \d+ 05$/);
+  });
+});
