@@ -164,6 +164,17 @@ async function main(): Promise<void> {
       ].join('\t'),
     );
   }
+  // Paired: each round's CPU per request over the last target's in the same round (targets run
+  // back to back, so load that drifts between rounds cancels out).
+  const last = [...runs.values()].at(-1) ?? [];
+  if (runs.size > 1 && last.length > 0) {
+    const lastName = [...runs.keys()].at(-1);
+    const ratios = [...runs].map(([name, rs]) => {
+      const r = rs.map((x, i) => x.cpuUsPerReq / (last[i]?.cpuUsPerReq ?? Number.NaN));
+      return `${name} ${median(r).toFixed(3)}`;
+    });
+    console.log(`cpu per request ÷ ${lastName}, median of per-round ratios: ${ratios.join(', ')}`);
+  }
   if (values.profile) console.log(`profiles: ${out}`);
 }
 

@@ -5,7 +5,7 @@
  * stream.ts holds an upstream response head here so that what the same reads brought after it
  * (the whole body, the end of the stream, trailer fields) is known before the head is passed on:
  * a response that is already complete without trailers is then sent without `waitForTrailers`
- * (no trailing frame, no `setImmediate` of node's per stream).
+ * (no 'wantTrailers' round, no `sendTrailers`, no `setImmediate` of node's per stream).
  */
 
 let queued: Array<() => void> = [];

@@ -282,34 +282,22 @@ function forward(
     });
   // An HTTP/2 head waits for the end of this turn's reads (after-reads.ts); what completed it
   // meanwhile waits here (`held`: the head is waiting; `heldEnd`: the trailers it ended with).
+  // A response complete by then without trailers is opened without `waitForTrailers`: no
+  // 'wantTrailers' callback, `sendTrailers` or node setImmediate per stream (its body and end
+  // are written as usual: written together in one tick, node would close the stream before
+  // the write's completion and build an ERR_STREAM_DESTROYED per stream).
   let held = false;
   let heldEnd: Record<string, string> | undefined;
   const sendHeld = (up: UpstreamResponse, complete: () => boolean) => {
     held = false;
     if (done) return;
     try {
-      if (!complete()) {
-        // More may come (body, trailers): streamed as usual.
-        if (!respond(up, false, true)) return;
-        copyResponse(up);
-        if (heldEnd !== undefined) {
-          ended = true;
-          down.end(undefined, heldEnd);
-        }
-        return;
+      if (!respond(up, false, !complete())) return;
+      copyResponse(up);
+      if (heldEnd !== undefined) {
+        ended = true;
+        down.end(undefined, heldEnd);
       }
-      // The whole response is buffered and has no trailers: head, body and END_STREAM go out in
-      // one go (node sends them in one write when they are written in the same tick), so no
-      // empty DATA frame, no 'wantTrailers' round and no node setImmediate per stream.
-      if (!respond(up, false, false)) return;
-      ended = true;
-      const { body } = up;
-      const out = down.out;
-      for (let chunk: Buffer | null = body.read(); chunk !== null; chunk = body.read()) {
-        record.bytesOut += chunk.length;
-        out.write(chunk);
-      }
-      down.end();
     } catch (err) {
       done = true;
       exchange.cancel(H2_INTERNAL_ERROR);
