@@ -8,7 +8,9 @@
  *    tree's http2 panel as `switchboard-http2@baseline`.
  * 2. Each round runs `h2load -t1 -c10 -m10 -n N` once per target (A B A B…) and reads the
  *    target's CPU time (every thread of its process tree, /proc/PID/task/TID/schedstat, ns)
- *    before and after: µs of CPU per request, plus req/s and p99 from the same run.
+ *    before and after: µs of CPU per request, plus req/s and p99 from the same run. Printed:
+ *    medians, the lowest CPU and best req/s, and the median of each round's CPU over the last
+ *    target's in that round (load that drifts between rounds cancels out).
  * 3. `--profile`: Node targets run with `--cpu-prof`; profiles land in `--out` (default a temp
  *    folder, printed).
  */
