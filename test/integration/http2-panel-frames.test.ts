@@ -5,6 +5,7 @@
  * the backend sends after its body, unannounced, still arrive as a trailing HEADERS frame.
  */
 import { execFile } from 'node:child_process';
+import { connect, constants } from 'node:http2';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasTool } from '../fixtures/h2/capture.ts';
@@ -31,6 +32,12 @@ describe.skipIf(!hasNghttp)('http2 panel: response frames', () => {
   beforeAll(async () => {
     backend = await startH2Backend('frames', (stream, headers) => {
       const path = headers[':path'];
+      if (path === '/reset') {
+        // The head and a reset in the same turn: the panel still holds the head when it resets.
+        stream.respond({ ':status': 200 });
+        stream.close(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        return;
+      }
       if (path === '/trailers') {
         stream.respond({ ':status': 200 }, { waitForTrailers: true });
         stream.on('wantTrailers', () => stream.sendTrailers({ 'x-late': 'yes' }));
@@ -75,5 +82,20 @@ describe.skipIf(!hasNghttp)('http2 panel: response frames', () => {
     expect(stdout).toContain('x-late: yes');
     const frames = await framesOf(`http://127.0.0.1:${router.port()}/trailers`);
     expect(frames.at(-1)).toMatch(/^HEADERS \d+ 05$/);
+  });
+
+  it('a reset that follows the head in the same turn reaches the client with its code', async () => {
+    const session = connect(`http://127.0.0.1:${router.port()}`);
+    try {
+      const code = await new Promise<number>((resolve) => {
+        const stream = session.request({ ':path': '/reset' });
+        stream.on('error', () => {});
+        stream.resume();
+        stream.on('close', () => resolve(stream.rstCode ?? 0));
+      });
+      expect(code).toBe(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    } finally {
+      session.close();
+    }
   });
 });
