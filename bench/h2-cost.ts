@@ -8,7 +8,9 @@
  *    tree's http2 panel as `switchboard-http2@baseline`.
  * 2. Each round runs `h2load -t1 -c10 -m10 -n N` once per target (A B A B…) and reads the
  *    target's CPU time (every thread of its process tree, /proc/PID/task/TID/schedstat, ns)
- *    before and after: µs of CPU per request, plus req/s and p99 from the same run.
+ *    before and after: µs of CPU per request, plus req/s and p99 from the same run. Printed:
+ *    medians, the lowest CPU and best req/s, and the median of each round's CPU over the last
+ *    target's in that round (load that drifts between rounds cancels out).
  * 3. `--profile`: Node targets run with `--cpu-prof`; profiles land in `--out` (default a temp
  *    folder, printed).
  */
@@ -149,13 +151,31 @@ async function main(): Promise<void> {
     if (!values.profile || values.out !== undefined) await rm(dir, { recursive: true, force: true });
   }
   console.log(`h2load -t1 -c10 -m10 -n${requests}, median of ${rounds} rounds (CPU: the target's process tree)`);
-  console.log(['target', 'cpu µs/req', 'req/s', 'p99 ms'].join('\t'));
+  console.log(['target', 'cpu µs/req', '(min)', 'req/s', '(max)', 'p99 ms'].join('\t'));
   for (const [name, rs] of runs) {
     if (rs.length === 0) continue;
     const m = (f: (r: Run) => number) => median(rs.map(f));
     console.log(
-      [name, m((r) => r.cpuUsPerReq).toFixed(1), m((r) => r.rps).toFixed(0), m((r) => r.p99Ms).toFixed(2)].join('\t'),
+      [
+        name,
+        m((r) => r.cpuUsPerReq).toFixed(1),
+        Math.min(...rs.map((r) => r.cpuUsPerReq)).toFixed(1),
+        m((r) => r.rps).toFixed(0),
+        Math.max(...rs.map((r) => r.rps)).toFixed(0),
+        m((r) => r.p99Ms).toFixed(2),
+      ].join('\t'),
     );
+  }
+  // Paired: each round's CPU per request over the last target's in the same round (targets run
+  // back to back, so load that drifts between rounds cancels out).
+  const last = [...runs.values()].at(-1) ?? [];
+  if (runs.size > 1 && last.length > 0) {
+    const lastName = [...runs.keys()].at(-1);
+    const ratios = [...runs].map(([name, rs]) => {
+      const r = rs.map((x, i) => x.cpuUsPerReq / (last[i]?.cpuUsPerReq ?? Number.NaN));
+      return `${name} ${median(r).toFixed(3)}`;
+    });
+    console.log(`cpu per request ÷ ${lastName}, median of per-round ratios: ${ratios.join(', ')}`);
   }
   if (values.profile) console.log(`profiles: ${out}`);
 }

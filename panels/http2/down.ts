@@ -9,7 +9,15 @@
  *
  * Response trailers: an HTTP/2 response that may carry some is opened with `waitForTrailers`
  * and gets them (or none) when it ends; one that cannot (a router answer, a trailers-only
- * head) is opened without, so no empty trailing frame follows it.
+ * head) is opened without, so no empty trailing frame follows it. The option cannot be left
+ * out until trailers show up: node lets `sendTrailers` run only on a stream opened with it
+ * (ERR_HTTP2_TRAILERS_NOT_READY otherwise), so a response without it ends on its last DATA
+ * frame and trailers that arrive after its head (unannounced ones included) would be dropped.
+ *
+ * Listeners: events that fire once per stream ('close', 'trailers', 'wantTrailers') get a
+ * plain `on` listener, not `once` (whose wrapper and removal emit `newListener` and
+ * `removeListener` on every http2 stream); 'wantTrailers' gets one only when there are
+ * trailers to send (without one node sends the empty trailing frame itself).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
@@ -20,6 +28,11 @@ import type { Connection } from '../../src/listener/connection.ts';
 const NO_TRAILERS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
 const DIGITS = /^\d+$/;
 const noop = () => {};
+
+function hasFields(fields: Record<string, string>): boolean {
+  for (const _ in fields) return true;
+  return false;
+}
 
 /** One client stream: its request head and body, and where its response goes. */
 export interface Down {
@@ -104,7 +117,7 @@ export class H2Down implements Down {
     else {
       const cl = headers['content-length'];
       this.bodyLength = cl !== undefined && DIGITS.test(cl) ? Number(cl) : undefined;
-      stream.once('trailers', (_t, _f, rawTrailers: string[]) => {
+      stream.on('trailers', (_t, _f, rawTrailers: string[]) => {
         this.#trailersIn = rawTrailers;
       });
     }
@@ -132,7 +145,6 @@ export class H2Down implements Down {
     headers.unshift(':status', String(status));
     const waitForTrailers = trailers && !endStream;
     stream.respond(headers, { endStream, waitForTrailers });
-    if (waitForTrailers) stream.once('wantTrailers', () => this.#sendTrailers());
   }
 
   #sendTrailers(): void {
@@ -140,7 +152,11 @@ export class H2Down implements Down {
   }
 
   end(body?: string, trailers?: Record<string, string>): void {
-    if (trailers !== undefined) this.#trailersOut = trailers;
+    // 'wantTrailers' follows the end: with no listener node sends the empty trailing frame.
+    if (trailers !== undefined && hasFields(trailers)) {
+      this.#trailersOut = trailers;
+      this.stream.on('wantTrailers', () => this.#sendTrailers());
+    }
     if (body === undefined) this.stream.end();
     else this.stream.end(body);
   }
@@ -149,7 +165,7 @@ export class H2Down implements Down {
     if (!this.stream.destroyed) this.stream.close(h2Code);
   }
   onClose(fn: () => void): void {
-    this.stream.once('close', fn);
+    this.stream.on('close', fn);
   }
   offClose(fn: () => void): void {
     this.stream.removeListener('close', fn);

@@ -15,6 +15,11 @@ export interface UpstreamResponse {
   readonly body: Readable;
   /** The head ended the stream: an HTTP/2 trailers-only response (gRPC errors look like this). */
   readonly endStream: boolean;
+  /**
+   * HTTP/2 upstreams: whether the whole response is in already (the stream closed cleanly, its
+   * body buffered) without trailer fields, so none can follow. Absent: never known early.
+   */
+  readonly completeWithoutTrailers?: () => boolean;
 }
 
 /** What an exchange reports back: `response`, then exactly one of `complete` or `failed`. */

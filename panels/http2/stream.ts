@@ -27,6 +27,7 @@ import { outlierStatusFor } from '../../src/outlier.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
 import { clientAddress } from '../net/client-address.ts';
+import { afterReads } from './after-reads.ts';
 import { type Down, H1Down } from './down.ts';
 import { abortResponse, endUpstreamLost, H2_INTERNAL_ERROR, isGrpc, recordAnswer, respondError } from './errors.ts';
 import { type Exchange, H2_CANCEL, type UpstreamResponse } from './exchange.ts';
@@ -51,7 +52,8 @@ export function handleStream(down: Down, ctx: StreamContext): void {
   const started = performance.now();
   const record: AccessRecord = {
     listener: ctx.listener.name,
-    client: socket === undefined ? 'unknown' : clientAddress(socket),
+    // Set from the routing view below; a stream refused before it gets the socket's peer (log).
+    client: '',
     protocol: down.h2 ? (ctx.listener.tls === 'terminate' ? 'h2' : 'h2c') : 'http1',
     bytesIn: 0,
     bytesOut: 0,
@@ -62,6 +64,7 @@ export function handleStream(down: Down, ctx: StreamContext): void {
   const log = (result: string, status?: number, reason?: string) => {
     if (logged) return;
     logged = true;
+    if (record.client === '') record.client = socket === undefined ? 'unknown' : clientAddress(socket);
     record.result = result;
     if (status !== undefined && status > 0) record.status = status;
     if (reason !== undefined) record.reason = reason;
@@ -240,8 +243,9 @@ function forward(
     stopRequest = copy(req, exchange.body, (n) => {
       record.bytesIn += n;
     });
-    req.once('end', () => exchange.finish(trailerFields(down.requestTrailers())));
-    req.on('error', () => {});
+    req.on('end', () => exchange.finish(trailerFields(down.requestTrailers())));
+    // An HTTP/2 stream has its error listener already (down.ts).
+    if (!down.h2) req.on('error', () => {});
   }
 
   let ended = false;
@@ -259,32 +263,72 @@ function forward(
     log('client_reset', status || undefined, `client closed the stream (code ${code})`);
   });
 
+  // The response head, sent with `trailers` (the response may end with trailer fields).
+  const respond = (up: UpstreamResponse, endStream: boolean, trailers: boolean): boolean => {
+    try {
+      down.respond(up.status, up.headers, endStream, trailers);
+      return true;
+    } catch (e) {
+      done = true;
+      exchange.cancel(H2_INTERNAL_ERROR);
+      abortResponse(down);
+      log('upstream_reset', status, `response head not forwardable: ${(e as Error).message}`);
+      return false;
+    }
+  };
+  const copyResponse = (up: UpstreamResponse) =>
+    copy(up.body, down.out, (n) => {
+      record.bytesOut += n;
+    });
+  // An HTTP/2 head waits for the end of this turn's reads (after-reads.ts); what completed it
+  // meanwhile waits here (`held`: the head is waiting; `heldEnd`: the trailers it ended with).
+  // A response complete by then without trailers is opened without `waitForTrailers`: no
+  // 'wantTrailers' callback, `sendTrailers` or node setImmediate per stream (its body and end
+  // are written as usual: written together in one tick, node would close the stream before
+  // the write's completion and build an ERR_STREAM_DESTROYED per stream).
+  let held = false;
+  let heldEnd: Record<string, string> | undefined;
+  const sendHeld = (up: UpstreamResponse, complete: () => boolean) => {
+    held = false;
+    if (done) return;
+    try {
+      if (!respond(up, false, !complete())) return;
+      copyResponse(up);
+      if (heldEnd !== undefined) {
+        ended = true;
+        down.end(undefined, heldEnd);
+      }
+    } catch (err) {
+      done = true;
+      exchange.cancel(H2_INTERNAL_ERROR);
+      log('internal_error', abortBroken(down), String(err));
+    }
+  };
+
   exchange.listen({
     response(up: UpstreamResponse) {
       if (done) return;
       status = up.status;
       judge?.(status);
-      try {
-        if (up.endStream && down.h2) {
-          // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
-          down.respond(up.status, up.headers, true, false);
-          ended = true;
-          return;
-        }
-        down.respond(up.status, up.headers, false, true);
-      } catch (e) {
-        done = true;
-        exchange.cancel(H2_INTERNAL_ERROR);
-        abortResponse(down);
-        log('upstream_reset', status, `response head not forwardable: ${(e as Error).message}`);
+      if (up.endStream && down.h2) {
+        // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
+        if (respond(up, true, false)) ended = true;
         return;
       }
-      copy(up.body, down.out, (n) => {
-        record.bytesOut += n;
-      });
+      const complete = up.completeWithoutTrailers;
+      if (down.h2 && complete !== undefined) {
+        held = true;
+        afterReads(() => sendHeld(up, complete));
+        return;
+      }
+      if (respond(up, false, true)) copyResponse(up);
     },
     complete(trailers: Record<string, string>) {
       if (done || ended) return;
+      if (held) {
+        heldEnd = trailers;
+        return;
+      }
       ended = true;
       down.end(undefined, trailers);
     },

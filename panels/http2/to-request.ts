@@ -49,13 +49,6 @@ function splitAuthority(authority: string): { readonly host: string; readonly po
 /** Per field line, RFC 9113 §6.5.2 counts name + value + 32 octets. */
 const FIELD_OVERHEAD = 32;
 
-/** The size of a header list as SETTINGS_MAX_HEADER_LIST_SIZE counts it (pseudo-headers included). */
-function headerListSize(raw: readonly string[]): number {
-  let n = 0;
-  for (let i = 0; i + 1 < raw.length; i += 2) n += raw[i]!.length + raw[i + 1]!.length + FIELD_OVERHEAD;
-  return n;
-}
-
 /** Every value of a lower-cased header name among node's rawHeaders, in wire order. */
 function valuesOf(raw: readonly string[]): (name: string) => string[] {
   return (name) => {
@@ -68,25 +61,38 @@ function valuesOf(raw: readonly string[]): (name: string) => string[] {
   };
 }
 
-/** Pairs of node's rawHeaders, for Request.header(). */
-function pairs(raw: readonly string[]): Array<readonly [string, string]> {
-  const out: Array<readonly [string, string]> = [];
+/** What one pass over a head's fields finds. */
+interface Fields {
+  /** The header list size as SETTINGS_MAX_HEADER_LIST_SIZE counts it (pseudo-headers included). */
+  readonly size: number;
+  /** The `[name, value]` pairs without pseudo-headers, for Request.header(). */
+  readonly pairs: Array<readonly [string, string]>;
+  /** The first Host field's value, and how many there are. */
+  readonly host: string | undefined;
+  readonly hosts: number;
+}
+
+/** One pass over node's rawHeaders: size, pairs and Host fields. */
+function fieldsOf(raw: readonly string[]): Fields {
+  let size = 0;
+  let host: string | undefined;
+  let hosts = 0;
+  const pairs: Array<readonly [string, string]> = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.charCodeAt(0) !== 0x3a) out.push([name, raw[i + 1]!]);
+    const value = raw[i + 1]!;
+    size += name.length + value.length + FIELD_OVERHEAD;
+    if (name.charCodeAt(0) === 0x3a) continue;
+    pairs.push([name, value]);
+    if (name.length === 4 && name.toLowerCase() === 'host' && hosts++ === 0) host = value;
   }
-  return out;
+  return { size, pairs, host, hosts };
 }
 
 /** The authority: `:authority`, else the one Host header (two Host fields are ambiguous: 400). */
-function authorityOf(down: Down, raw: readonly string[]): string {
-  let host: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
-    if (host !== undefined) throw peerError('bad_request', 'request: two host fields');
-    host = raw[i + 1]!;
-  }
+function authorityOf(down: Down, fields: Fields): string {
+  if (fields.hosts > 1) throw peerError('bad_request', 'request: two host fields');
+  const { host } = fields;
   const pseudo = down.authority;
   const authority = pseudo ?? host;
   if (authority === undefined || authority === '') throw peerError('bad_request', 'request: no authority and no host');
@@ -103,8 +109,9 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
   const h2 = down.h2;
   const raw = down.rawHeaders;
   const conn = down.conn;
+  const fields = fieldsOf(raw);
   // HTTP/1.1 heads are bounded by the fallback server's maxHeaderSize; h2 lists are checked here.
-  if (h2 && conn !== undefined && headerListSize(raw) > conn.engine.limits.maxHeaderBytes) {
+  if (h2 && conn !== undefined && fields.size > conn.engine.limits.maxHeaderBytes) {
     throw peerError('header_too_large', `request: header list over ${conn.engine.limits.maxHeaderBytes} bytes`);
   }
   // The HTTP/1.1 fallback refuses `Upgrade: h2c` as the net panel does (400). Node's server would
@@ -115,7 +122,7 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
   if (method === 'CONNECT') throw peerError('method_not_allowed', 'request: connect is not proxied by the http2 panel');
   const target = down.target;
   if (target === '') throw peerError('bad_request', 'request: empty path');
-  const authority = authorityOf(down, raw);
+  const authority = authorityOf(down, fields);
   const { host, port } = splitAuthority(authority);
   const q = target.indexOf('?');
   const rawPath = q === -1 ? target : target.slice(0, q);
@@ -125,12 +132,14 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
   const facts = socket === undefined ? undefined : tlsFactsOf(socket);
   const secure = facts !== undefined;
   const scheme = h2 ? (down.scheme ?? (secure ? 'https' : 'http')) : secure ? 'https' : 'http';
-  const headers = pairs(raw);
-  if (!headers.some(([n]) => n.toLowerCase() === 'host')) headers.push(['host', authority]);
+  const headers = fields.pairs;
+  if (fields.hosts === 0) headers.push(['host', authority]);
   const proxy = conn?.proxy?.command === 'proxy' ? conn.proxy : undefined;
   const peerIp = conn?.raw.remoteAddress ?? socket?.remoteAddress ?? '';
   const sessionIp = proxy?.source?.ip ?? peerIp;
-  const forwarded = forwardedClientIp(clientAddressing(listener), sessionIp, valuesOf(raw));
+  const addressing = clientAddressing(listener);
+  const forwarded =
+    addressing.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(raw));
   const request = createRequest({
     protocol: h2 ? (secure ? 'h2' : 'h2c') : 'http1',
     host,
@@ -146,8 +155,8 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
     clientPort: forwarded !== undefined ? 0 : (proxy?.source?.port ?? socket?.remotePort ?? 0),
     peerIp,
     sessionIp,
-    localIp: socket?.localAddress ?? '',
-    localPort: socket?.localPort ?? 0,
+    // Read on first use (an operator, the PROXY header out): most streams never need it.
+    local: socket,
     vip: proxy?.destination?.ip,
     vipPort: proxy?.destination?.port,
     trustedClient: forwarded !== undefined || proxy?.source !== undefined,

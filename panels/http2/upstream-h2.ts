@@ -253,10 +253,17 @@ function keepAlive(session: ClientHttp2Session): void {
 
 const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
 
+function hasFields(fields: Record<string, string>): boolean {
+  for (const _ in fields) return true;
+  return false;
+}
+
 /**
  * The Exchange view of one client stream towards a backend. One listener per event, registered
  * here (`closed`: the pool's own bookkeeping, run first on 'close'); what `listen` adds is only
  * the response head. Errors before `listen` are not reported (the caller listens right away).
+ * Events that fire once per stream get `on`, not `once` (no wrapper, no `removeListener` event
+ * per stream); 'wantTrailers' gets a listener only when there are trailers to send.
  */
 function h2Exchange(
   session: ClientHttp2Session,
@@ -277,11 +284,10 @@ function h2Exchange(
     else events.failed(code, reason);
   };
   stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
-  if (!endStream) stream.once('wantTrailers', () => stream.sendTrailers(trailersOut));
-  stream.once('trailers', (_t, _f, raw) => {
+  stream.on('trailers', (_t, _f, raw) => {
     trailersIn = trailerFields(raw);
   });
-  stream.once('close', () => {
+  stream.on('close', () => {
     closed();
     const code = stream.rstCode ?? 0;
     // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
@@ -293,7 +299,11 @@ function h2Exchange(
   return {
     body: stream,
     finish(trailers) {
-      trailersOut = trailers;
+      // 'wantTrailers' follows the end: with no listener node sends the empty trailing frame.
+      if (!endStream && hasFields(trailers)) {
+        trailersOut = trailers;
+        stream.on('wantTrailers', () => stream.sendTrailers(trailersOut));
+      }
       if (!stream.writableEnded) stream.end();
     },
     cancel(h2Code) {
@@ -301,13 +311,14 @@ function h2Exchange(
     },
     listen(listener: ExchangeEvents) {
       events = listener;
-      stream.once('response', (headers, flags, raw) => {
+      stream.on('response', (headers, flags, raw) => {
         answered = true;
         listener.response({
           status: Number(headers[':status']),
           headers: responseHeaders(raw),
           body: stream,
           endStream: (flags & END_STREAM) !== 0,
+          completeWithoutTrailers: () => stream.closed && (stream.rstCode ?? 0) === 0 && trailersIn === NO_FIELDS,
         });
       });
     },
