@@ -68,6 +68,12 @@ export class HostTable {
     return undefined;
   }
 
+  /** The entry added under a normalised pattern (not a lookup: `*.a.test` is only `*.a.test`). */
+  get(pattern: string): HostEntry | undefined {
+    if (pattern === '*') return this.#any;
+    return pattern.startsWith('*.') ? this.#wildcard.get(pattern.slice(2)) : this.#exact.get(pattern);
+  }
+
   /** The entry for a request host (lower-case, no port, no trailing dot), or undefined. */
   lookup(host: string): HostEntry | undefined {
     const exact = this.#exact.get(host);

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { duration } from '../../src/config/duration.ts';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import type { Snapshot } from '../bfe/snapshot.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
@@ -56,8 +57,13 @@ export function loadSqliteView(db: DatabaseSync, model: 'bfe' | 'classic', sourc
 }
 
 /** Store read → view; the BFE model compiles in time slices (`../lib/sliced.ts`). */
-async function compileRead(read: StoreRead, model: 'bfe' | 'classic', source: string): Promise<BookView> {
-  return model === 'bfe' ? compileBfeReadSliced(read, source) : compileClassicRead(read, source);
+async function compileRead(
+  read: StoreRead,
+  model: 'bfe' | 'classic',
+  source: string,
+  previous?: Snapshot,
+): Promise<BookView> {
+  return model === 'bfe' ? compileBfeReadSliced(read, source, previous) : compileClassicRead(read, source);
 }
 
 /** The `sqlite` AddressBook instance (see the file header for its lifecycle). */
@@ -163,7 +169,7 @@ export class SqliteAddressBook extends SnapshotBook {
     let view: BookView;
     try {
       read = await runSliced(readModel(db, this.#options.model));
-      view = await compileRead(read, this.#options.model, this.#source);
+      view = await compileRead(read, this.#options.model, this.#source, this.liveSnapshot);
     } finally {
       // Bad rows are not re-read until the next commit; a busy database (not a
       // SwitchboardError) is retried on the next tick (the catch sets -1).
