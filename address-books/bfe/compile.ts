@@ -3,7 +3,8 @@
  *
  * 1. validate the plain data against `routingTableSchema` (every problem, with its path);
  * 2. compile every cluster (sub-cluster and backend weights must be positive);
- * 3. fill the host table and VIP table (a host or VIP under two products is an error);
+ * 3. fill the host table and VIP table (a host or VIP under two products is an error;
+ *    `host-fill.ts`);
  * 4. build each product's basic rule tree and compile its advanced rules' conditions,
  *    checking that every cluster they name exists;
  * 5. throw one SwitchboardError listing everything found, or return the snapshot.
@@ -17,17 +18,20 @@
  * (sqlite, etcd) never hold the event loop for the whole 10,000-host build (bench/reload-phases.ts
  * measures both). Validation runs per product and per cluster for the same reason; the output is
  * the same table `routingTableSchema` produces.
+ *
+ * Given the live snapshot (`options.previous`), the unchanged products and clusters are taken
+ * from it rather than built again (`reuse.ts`): same snapshot, same errors, far less garbage.
  */
 import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
-import { canonicalIp } from '../../src/ip.ts';
 import { didYouMean } from '../../src/suggest.ts';
 import type { Request } from '../../src/types.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
 import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from './basic-rules.ts';
 import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
+import { at, entry, fillHosts } from './host-fill.ts';
 import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
 import { Issues, joinPath } from './issues.ts';
 import { type BuildMemo, deepEqual, type MemoEntry, mayReadHostTags, memoEntry, reusedInput } from './reuse.ts';
@@ -61,7 +65,7 @@ interface Ctx {
   readonly issues: Issues;
   readonly prefix: string;
   readonly clusters: ReadonlyMap<string, CompiledCluster>;
-  readonly hosts: HostTable;
+  hosts: HostTable;
   readonly table: RoutingTable;
   readonly now: (() => number) | undefined;
   /** What may be taken from the previous snapshot (`reuse.ts`); undefined: build everything. */
@@ -76,10 +80,6 @@ interface Reuse {
   readonly clusters: ReadonlySet<string>;
   /** Same prefix, clock and named conditions: compiled rules can be taken over. */
   readonly rules: boolean;
-}
-
-function at(ctx: Ctx, path: string): string {
-  return ctx.prefix === '' ? path : `${ctx.prefix}.${path}`;
 }
 
 /** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
@@ -127,7 +127,7 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   }
   checkConditions(ctx);
   const vips = new Map<string, HostEntry>();
-  for (const [name, product] of Object.entries(table.products)) yield* addHosts(ctx, name, product, vips);
+  yield* fillHosts(ctx, vips);
   const products = new Map<string, ProductRoutes>();
   for (const [name, product] of Object.entries(table.products)) {
     const same = reusableRoutes(ctx, name, product);
@@ -215,10 +215,6 @@ interface Validated {
   readonly reused: Pick<Reuse, 'products' | 'clusters'>;
 }
 
-function entry(product: string, via: HostEntry['via'], tag: string | undefined, pattern: string, where: string) {
-  return Object.freeze({ product, via, tag, pattern, where }) satisfies HostEntry;
-}
-
 function checkConditions(ctx: Ctx): void {
   if (ctx.table.conditions === undefined) return;
   try {
@@ -227,55 +223,6 @@ function checkConditions(ctx: Ctx): void {
     if (!isSwitchboardError(e)) throw e;
     ctx.issues.add('', e.message);
   }
-}
-
-function addHost(
-  ctx: Ctx,
-  product: string,
-  tag: string | undefined,
-  raw: string,
-  where: () => string,
-  prev: HostTable | undefined,
-): void {
-  const n = normaliseConfigHost(raw);
-  if ('error' in n) {
-    ctx.issues.add(where(), n.error);
-    return;
-  }
-  // A reused product's hosts were all in the previous table, each under its own entry.
-  const old = prev?.get(n.host);
-  const e = old?.product === product && old.tag === tag ? old : entry(product, 'host', tag, n.host, where());
-  const clash = ctx.hosts.add(n.host, e);
-  if (clash !== undefined) ctx.issues.add(where(), `host ${n.host} is already listed at ${clash.where}`);
-}
-
-/** Hosts per step: a product may list thousands. */
-const HOST_BATCH = 256;
-
-function* addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<string, HostEntry>): Steps<void> {
-  const base = at(ctx, `products.${name}`);
-  const prev = ctx.reuse?.products.has(name) ? ctx.reuse.previous : undefined;
-  const hosts = product.hosts ?? [];
-  for (let i = 0; i < hosts.length; i++) {
-    addHost(ctx, name, undefined, hosts[i]!, () => `${base}.hosts[${i}]`, prev?.hosts);
-    if (i % HOST_BATCH === HOST_BATCH - 1) yield;
-  }
-  for (const [tag, tagged] of Object.entries(product.hostTags ?? {})) {
-    for (let i = 0; i < tagged.length; i++) {
-      addHost(ctx, name, tag, tagged[i]!, () => `${base}.hostTags.${tag}[${i}]`, prev?.hosts);
-      if (i % HOST_BATCH === HOST_BATCH - 1) yield;
-    }
-  }
-  for (const [i, raw] of (product.vips ?? []).entries()) {
-    const where = `${base}.vips[${i}]`;
-    const ip = canonicalIp(raw.trim());
-    const clash = ip === undefined ? undefined : vips.get(ip);
-    const old = ip === undefined ? undefined : prev?.vips.get(ip);
-    if (ip === undefined) ctx.issues.add(where, `expected an IP address, got ${JSON.stringify(raw)}`);
-    else if (clash !== undefined) ctx.issues.add(where, `vip ${ip} is already listed at ${clash.where}`);
-    else vips.set(ip, old?.product === name ? old : entry(name, 'vip', undefined, ip, where));
-  }
-  yield;
 }
 
 /**

@@ -68,6 +68,25 @@ export class HostTable {
     return undefined;
   }
 
+  /** A copy to patch (`host-fill.ts`): the entries are shared, the maps are not. */
+  clone(): HostTable {
+    const copy = new HostTable();
+    for (const [k, v] of this.#exact) copy.#exact.set(k, v);
+    for (const [k, v] of this.#wildcard) copy.#wildcard.set(k, v);
+    copy.#any = this.#any;
+    return copy;
+  }
+
+  /** Removes the entry under a normalised pattern if it belongs to `product`. */
+  remove(pattern: string, product: string): void {
+    if (pattern === '*') {
+      if (this.#any?.product === product) this.#any = undefined;
+      return;
+    }
+    const [map, key] = pattern.startsWith('*.') ? [this.#wildcard, pattern.slice(2)] : [this.#exact, pattern];
+    if (map.get(key)?.product === product) map.delete(key);
+  }
+
   /** The entry added under a normalised pattern (not a lookup: `*.a.test` is only `*.a.test`). */
   get(pattern: string): HostEntry | undefined {
     if (pattern === '*') return this.#any;

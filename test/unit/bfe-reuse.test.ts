@@ -181,6 +181,38 @@ describe('snapshot reuse', () => {
     expect(backendOf(first, 'b2.test', '/x/1')).toBe('127.0.0.1:9002');
   });
 
+  it('the host table is patched: a host moves between products, a bare * and a wildcard go', () => {
+    const t1 = table();
+    t1.products.c.hosts = ['c.test', '*.wild.test', '*'];
+    const first = compileRoutingTable(t1);
+    expect(backendOf(first, 'x.wild.test')).toBe('127.0.0.1:9003');
+    expect(backendOf(first, 'anything.test')).toBe('127.0.0.1:9003');
+    const t2 = table();
+    t2.products.b.hosts = ['b.test'];
+    t2.products.a.hosts = ['a.test', 'b2.test'];
+    const next = compileRoutingTable(t2, { previous: first });
+    expect(next.hosts.lookup('b2.test')?.product).toBe('a');
+    expect(next.hosts.lookup('b2.test')?.where).toBe('products.a.hosts[1]');
+    expect(backendOf(next, 'b2.test')).toBe('127.0.0.1:9003');
+    expect(next.findAddresses(req('x.wild.test'))).toBeUndefined();
+    expect(next.findAddresses(req('anything.test'))).toBeUndefined();
+    expect(first.hosts.lookup('b2.test')?.product).toBe('b');
+    expect(next.hosts.size).toBe(compileRoutingTable(structuredClone(t2)).hosts.size);
+  });
+
+  it('a clash between a changed product and a later unchanged one is reported as a full build does', () => {
+    const first = compileRoutingTable(table());
+    const bad = table();
+    bad.products.a.hosts = ['a.test', 'c.test'];
+    let message = '';
+    try {
+      compileRoutingTable(bad, { previous: first });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('products.c.hosts[0]: host c.test is already listed at products.a.hosts[1]');
+  });
+
   it('nothing is reused under another path prefix', () => {
     const first = compileRoutingTable(table());
     const next = compileRoutingTable(table(), { previous: first, pathPrefix: 'addressBook' });
