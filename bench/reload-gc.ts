@@ -9,7 +9,9 @@
  * products × 10 hosts, one cluster each), a loop allocates short-lived garbage the way request
  * handling does, and `--reloads` reloads each move one backend of one cluster (`sqlite`: a
  * commit and a poll; `bfe`: a rewrite of the `routes:` JSON file and a reload). Printed per tree
- * and book: the median over rounds of the per-reload means, and the minimum.
+ * and book: the median over rounds of the per-reload means, and the minimum; "longest" columns
+ * are the longest of the round (a turn: the event loop's delay, wall clock, so it also counts
+ * the time the machine gave to other processes).
  *
  *   node bench/reload-gc.ts [--rounds 5] [--reloads 10] [--books sqlite,bfe]
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-gc.ts
@@ -17,7 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -44,6 +46,7 @@ interface Sample {
   majorMs: number;
   majorMaxMs: number;
   heapMB: number;
+  longestTurnMs: number;
 }
 
 function table(port: number): Record<string, unknown> {
@@ -117,11 +120,14 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
       gcs.push({ kind: (e as unknown as { detail: { kind: number } }).detail.kind, ms: e.duration });
   });
   obs.observe({ entryTypes: ['gc'] });
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < reloads; i++) await reload(9300 + (i % 2));
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  delay.disable();
   await new Promise((r) => setTimeout(r, 50)); // the last gc entries
   obs.disconnect();
   stop = true;
@@ -141,6 +147,7 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
     majorMs: sum(major) / reloads,
     majorMaxMs: max(major),
     heapMB: liveHeapMB(),
+    longestTurnMs: delay.max / 1e6,
   };
 }
 
@@ -193,6 +200,7 @@ const cols: [keyof Sample, string][] = [
   ['majors', 'mark-compacts'],
   ['majorMs', 'mark-compact ms'],
   ['majorMaxMs', 'longest m-c'],
+  ['longestTurnMs', 'longest turn'],
   ['heapMB', 'live heap MB'],
 ];
 console.log(`per reload, median of ${flags.rounds} rounds (min in brackets), ${flags.reloads} reloads a round`);
