@@ -118,6 +118,7 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     const same = reuse?.clusters.has(name) ? reuse.previous.clusters.get(name) : undefined;
     if (same !== undefined) {
       clusters.set(name, same);
+      yield;
       continue;
     }
     const local = new Issues();
@@ -132,6 +133,7 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   for (const [name, product] of Object.entries(table.products)) {
     const same = reusableRoutes(ctx, name, product);
     products.set(name, same ?? (yield* compileProduct(ctx, name, product)));
+    if (same !== undefined) yield;
   }
   let defaultProduct: HostEntry | undefined;
   if (table.defaultProduct !== undefined) {
@@ -174,6 +176,7 @@ function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMe
       products[name] = same.validated;
       productMemo.set(name, same);
       sameProducts.add(name);
+      yield;
       continue;
     }
     const p = productSchema.safeParse(raw, { reportInput: true });
@@ -192,6 +195,7 @@ function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMe
       clusters[name] = same.validated;
       clusterMemo.set(name, same);
       sameClusters.add(name);
+      yield;
       continue;
     }
     const c = clusterSchema.safeParse(raw, { reportInput: true });
