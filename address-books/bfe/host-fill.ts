@@ -39,7 +39,7 @@ export function entry(product: string, via: HostEntry['via'], tag: string | unde
 
 /** Fills `ctx.hosts` and `vips` from every product (patching the previous table when it can). */
 export function* fillHosts(ctx: HostCtx, vips: Map<string, HostEntry>): Steps<void> {
-  const patched = ctx.reuse === undefined ? undefined : patchedHosts(ctx, ctx.reuse);
+  const patched = ctx.reuse === undefined ? undefined : yield* patchedHosts(ctx, ctx.reuse);
   if (patched !== undefined) {
     ctx.hosts = patched;
     for (const [name, product] of Object.entries(ctx.table.products)) addVips(ctx, name, product, vips);
@@ -55,9 +55,9 @@ export function* fillHosts(ctx: HostCtx, vips: Map<string, HostEntry>): Steps<vo
 }
 
 /** The previous host table patched for the products that changed, or undefined on any problem. */
-function patchedHosts(ctx: HostCtx, reuse: NonNullable<HostCtx['reuse']>): HostTable | undefined {
+function* patchedHosts(ctx: HostCtx, reuse: NonNullable<HostCtx['reuse']>): Steps<HostTable | undefined> {
   const prev = reuse.previous;
-  const hosts = prev.hosts.clone();
+  const hosts = yield* prev.hosts.copy();
   for (const [name, product] of Object.entries(prev.table.products)) {
     if (reuse.products.has(name)) continue;
     for (const raw of namesOf(product)) {

@@ -68,11 +68,22 @@ export class HostTable {
     return undefined;
   }
 
-  /** A copy to patch (`host-fill.ts`): the entries are shared, the maps are not. */
-  clone(): HostTable {
+  /**
+   * A copy to patch (`host-fill.ts`): the entries are shared, the maps are not. A generator
+   * that yields every `batch` patterns, for time-sliced builds (`../lib/sliced.ts`).
+   */
+  *copy(batch = 2048): Generator<void, HostTable, void> {
     const copy = new HostTable();
-    for (const [k, v] of this.#exact) copy.#exact.set(k, v);
-    for (const [k, v] of this.#wildcard) copy.#wildcard.set(k, v);
+    let n = 0;
+    for (const [from, to] of [
+      [this.#exact, copy.#exact],
+      [this.#wildcard, copy.#wildcard],
+    ] as const) {
+      for (const [k, v] of from) {
+        to.set(k, v);
+        if (++n % batch === 0) yield;
+      }
+    }
     copy.#any = this.#any;
     return copy;
   }
