@@ -47,8 +47,6 @@ interface Sample {
   majorMaxMs: number;
   heapMB: number;
   longestTurnMs: number;
-  longestTurnCpuMs: number;
-  turnsOver5CpuMs: number;
 }
 
 function table(port: number): Record<string, unknown> {
@@ -106,21 +104,15 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
     };
   }
   // Short-lived garbage between reload slices, as request handling makes (about 1 MB per 10 ms).
-  // The thread's CPU time between two of its turns is what a reload slice (and any GC in it)
-  // held the loop for, whatever the machine's load: the "CPU" turn columns.
+  // (The CPU time of single turns is not measured: on this kernel both getrusage and
+  // /proc/thread-self/schedstat advance in 4 ms ticks.)
   let stop = false;
   let keep: unknown[] = [];
-  let measuring = false;
-  const turns: number[] = [];
   const traffic = (async () => {
-    let last = process.threadCpuUsage();
     while (!stop) {
       for (let i = 0; i < 500; i++) keep.push({ id: i, name: `r${i}`, parts: [i, i + 1] });
       if (keep.length > 5000) keep = [];
       await new Promise((r) => setImmediate(r));
-      const now = process.threadCpuUsage();
-      if (measuring) turns.push((now.user - last.user + now.system - last.system) / 1000);
-      last = now;
     }
   })();
   for (let i = 0; i < 3; i++) await reload(9200 + (i % 2)); // warm-up
@@ -132,14 +124,12 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
   obs.observe({ entryTypes: ['gc'] });
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
-  measuring = true;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < reloads; i++) await reload(9300 + (i % 2));
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   delay.disable();
-  measuring = false;
   await new Promise((r) => setTimeout(r, 50)); // the last gc entries
   obs.disconnect();
   stop = true;
@@ -160,8 +150,6 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
     majorMaxMs: max(major),
     heapMB: liveHeapMB(),
     longestTurnMs: delay.max / 1e6,
-    longestTurnCpuMs: Math.max(...turns),
-    turnsOver5CpuMs: turns.filter((t) => t > 5).length / reloads,
   };
 }
 
@@ -215,8 +203,6 @@ const cols: [keyof Sample, string][] = [
   ['majorMs', 'mark-compact ms'],
   ['majorMaxMs', 'longest m-c'],
   ['longestTurnMs', 'longest turn'],
-  ['longestTurnCpuMs', 'longest turn CPU'],
-  ['turnsOver5CpuMs', 'turns > 5 ms CPU'],
   ['heapMB', 'live heap MB'],
 ];
 console.log(`per reload, median of ${flags.rounds} rounds (min in brackets), ${flags.reloads} reloads a round`);
