@@ -2,7 +2,8 @@
  * Structural sharing between snapshots (address-books/bfe/reuse.ts): a compile handed the live
  * snapshot as `previous` takes over what did not change and builds what did, with the same
  * routes, the same table and the same errors as a full build. Also through the books: a reload
- * of the `bfe` (routes file) and `sqlite` books keeps the unchanged products' Candidates.
+ * of the `bfe` (routes file) and `sqlite` books, and a worker thread's new snapshot, keep the
+ * unchanged products' Candidates.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { bfeAddressBook } from '../../address-books/bfe/book.ts';
 import { compileRoutingTable } from '../../address-books/bfe/compile.ts';
 import { deepEqual } from '../../address-books/bfe/reuse.ts';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
+import { SnapshotBook as WorkerSnapshotBook } from '../../app/worker-book.ts';
 import { dbInit } from '../../cli/db.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { LocalRegistry } from '../../src/local-registry.ts';
@@ -254,6 +256,19 @@ describe('reuse across book reloads', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('worker threads: a new snapshot version keeps the other products’ candidates', () => {
+    const t = table();
+    const spec = (version: number) => ({ kind: 'bfe' as const, table: compileRoutingTable(t).table, version });
+    const book = new WorkerSnapshotBook(structuredClone(spec(1)));
+    const b = book.findAddresses(req('b.test', '/x/1'));
+    const c = book.findAddresses(req('c.test'));
+    t.clusters.cb = one(9042);
+    book.apply(structuredClone(spec(2))); // as posted to the thread: fresh objects
+    expect(book.findAddresses(req('c.test'))).toBe(c);
+    expect(book.findAddresses(req('b.test', '/x/1'))).not.toBe(b);
+    expect(book.findAddresses(req('b.test', '/x/1'))?.subclusters[0]?.backends[0]?.id).toBe('127.0.0.1:9042');
   });
 
   it('sqlite: a commit that moves one backend keeps the other products’ candidates', async () => {
