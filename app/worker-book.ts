@@ -6,6 +6,7 @@
  * runtime runs no health checks and never prunes the shared registry (the main thread does both).
  */
 import { compileRoutingTable } from '../address-books/bfe/compile.ts';
+import type { Snapshot } from '../address-books/bfe/snapshot.ts';
 import { buildMatcher } from '../address-books/file/matcher.ts';
 import type { FileEntry } from '../address-books/file/parse.ts';
 import type { BookSpec } from '../panels/worker/protocol.ts';
@@ -14,27 +15,36 @@ import type { AddressBook, Candidates, Request } from '../src/types.ts';
 
 type Lookup = (request: Request) => Candidates | undefined;
 
-/** Compiles a table or entry spec into a lookup function. */
-function compile(spec: BookSpec): Lookup {
+/** A compiled spec: its lookup, and the bfe snapshot the next one may reuse parts of. */
+interface Compiled {
+  readonly lookup: Lookup;
+  readonly snapshot: Snapshot | undefined;
+}
+
+/**
+ * Compiles a table or entry spec into a lookup function; a bfe table takes the unchanged parts
+ * of `previous` (address-books/bfe/reuse.ts), so a worker's swap builds only what changed.
+ */
+function compile(spec: BookSpec, previous?: Snapshot): Compiled {
   if (spec.kind === 'bfe') {
-    const snapshot = compileRoutingTable(spec.table, { source: 'worker snapshot' });
-    return (r) => snapshot.findAddresses(r);
+    const snapshot = compileRoutingTable(spec.table, { source: 'worker snapshot', previous });
+    return { lookup: (r) => snapshot.findAddresses(r), snapshot };
   }
   if (spec.kind === 'file') {
     const matcher = buildMatcher((spec.entries ?? []) as FileEntry[]);
-    return (r) => matcher.match(r.host, r.path);
+    return { lookup: (r) => matcher.match(r.host, r.path), snapshot: undefined };
   }
   throw new Error(`worker: a ${spec.kind} book is not a snapshot`);
 }
 
 /** A worker's book over the main thread's snapshots. */
 export class SnapshotBook implements AddressBook {
-  #lookup: Lookup;
+  #compiled: Compiled;
   #source: number;
   version = 1;
 
   constructor(spec: BookSpec) {
-    this.#lookup = compile(spec);
+    this.#compiled = compile(spec);
     this.#source = spec.kind === 'module' ? 0 : spec.version;
   }
 
@@ -42,13 +52,13 @@ export class SnapshotBook implements AddressBook {
   async close(): Promise<void> {}
 
   findAddresses(request: Request): Candidates | undefined {
-    return this.#lookup(request);
+    return this.#compiled.lookup(request);
   }
 
   /** Swaps in a newer snapshot (an older or identical source version is ignored). */
   apply(spec: BookSpec): void {
     if (spec.kind === 'module' || spec.version === this.#source) return;
-    this.#lookup = compile(spec);
+    this.#compiled = compile(spec, this.#compiled.snapshot);
     this.#source = spec.version;
     this.version++;
   }

@@ -14,7 +14,9 @@
  * 4. Printed: p50 / p99 / max latency and req/s of each phase, how many reloads went live
  *    during the `during` phase, and the median time from the write to the change being live.
  *
- *   node bench/reload-latency.ts [--duration 5] [--books sqlite,bfe] [--check [--margin M]]
+ *   node bench/reload-latency.ts [--duration 5] [--books sqlite,bfe] [--interval MS] [--check [--margin M]]
+ *   --interval: start a reload every MS ms (or once the last is live, if later) instead of back to
+ *   back, so trees whose reloads take different times are loaded alike
  *   --check: exits 1 when a book's p99 during reloads is past bench/targets.json's
  *   `reload.p99DuringOverBeforeMax` × its p99 before, by more than the margin (default: noise)
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-latency.ts   # adds that tree's router
@@ -44,9 +46,12 @@ const { values: flags } = parseArgs({
     books: { type: 'string', default: 'sqlite,bfe' },
     check: { type: 'boolean', default: false },
     margin: { type: 'string' },
+    interval: { type: 'string', default: '0' },
   },
 });
 const DURATION = Number(flags.duration);
+/** Milliseconds from one reload's write to the next (0: back to back, each once the last is live). */
+const INTERVAL = Number(flags.interval);
 const BOOKS = flags.books!.split(',') as ('sqlite' | 'bfe')[];
 
 function generate(ports: readonly [number, number]): RoutingTable {
@@ -190,6 +195,8 @@ async function run(root: string, label: string, book: 'sqlite' | 'bfe'): Promise
       toLive.push(performance.now() - t0);
       reloads++;
       to = 1 - to;
+      const rest = t0 + INTERVAL - performance.now();
+      if (rest > 0 && !stop) await sleep(rest);
     }
   })();
   const during = await load(port);

@@ -135,7 +135,8 @@ export class BfeAddressBook extends SnapshotBook {
       const text = await readSourceFile(file, 'addressBook.routes');
       if (this.loaded && text === this.#fingerprint) return { snapshot: undefined, fingerprint: text, files: [file] };
       const source = `addressBook.routes: ${o.routes}`;
-      const snapshot = await compileRoutingTableSliced(parseYamlText(text, file), { source });
+      const previous = this.liveSnapshot;
+      const snapshot = await compileRoutingTableSliced(parseYamlText(text, file), { source, previous });
       return { snapshot, fingerprint: text, files: [file] };
     }
     if (o.bfeConfDir !== undefined) {
@@ -147,6 +148,7 @@ export class BfeAddressBook extends SnapshotBook {
       for (const w of loaded.warnings) this.context.logger.warn(`address-books.bfe: ${w}`);
       const snapshot = await compileRoutingTableSliced(loaded.table, {
         source: `addressBook.bfeConfDir: ${o.bfeConfDir}`,
+        previous: this.liveSnapshot,
       });
       return { snapshot, fingerprint: loaded.fingerprint, files: loaded.files };
     }

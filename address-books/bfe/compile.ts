@@ -3,7 +3,8 @@
  *
  * 1. validate the plain data against `routingTableSchema` (every problem, with its path);
  * 2. compile every cluster (sub-cluster and backend weights must be positive);
- * 3. fill the host table and VIP table (a host or VIP under two products is an error);
+ * 3. fill the host table and VIP table (a host or VIP under two products is an error;
+ *    `host-fill.ts`);
  * 4. build each product's basic rule tree and compile its advanced rules' conditions,
  *    checking that every cluster they name exists;
  * 5. throw one SwitchboardError listing everything found, or return the snapshot.
@@ -17,19 +18,23 @@
  * (sqlite, etcd) never hold the event loop for the whole 10,000-host build (bench/reload-phases.ts
  * measures both). Validation runs per product and per cluster for the same reason; the output is
  * the same table `routingTableSchema` produces.
+ *
+ * Given the live snapshot (`options.previous`), the unchanged products and clusters are taken
+ * from it rather than built again (`reuse.ts`): same snapshot, same errors, far less garbage.
  */
 import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
-import { canonicalIp } from '../../src/ip.ts';
 import { didYouMean } from '../../src/suggest.ts';
 import type { Request } from '../../src/types.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
 import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from './basic-rules.ts';
 import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
+import { at, entry, fillHosts } from './host-fill.ts';
 import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
 import { Issues, joinPath } from './issues.ts';
+import { type BuildMemo, deepEqual, type MemoEntry, mayReadHostTags, memoEntry, reusedInput } from './reuse.ts';
 import {
   type ClusterConfig,
   clusterSchema,
@@ -48,19 +53,33 @@ export interface CompileOptions {
   readonly pathPrefix?: string;
   /** Clock for time conditions (tests). */
   readonly now?: () => number;
+  /**
+   * The snapshot serving now: unchanged products and clusters are taken from it instead of
+   * built again (`reuse.ts`). The result is the same snapshot or the same error either way.
+   * Input objects must not be changed after they were compiled.
+   */
+  readonly previous?: Snapshot | undefined;
 }
 
 interface Ctx {
   readonly issues: Issues;
   readonly prefix: string;
   readonly clusters: ReadonlyMap<string, CompiledCluster>;
-  readonly hosts: HostTable;
+  hosts: HostTable;
   readonly table: RoutingTable;
   readonly now: (() => number) | undefined;
+  /** What may be taken from the previous snapshot (`reuse.ts`); undefined: build everything. */
+  readonly reuse: Reuse | undefined;
 }
 
-function at(ctx: Ctx, path: string): string {
-  return ctx.prefix === '' ? path : `${ctx.prefix}.${path}`;
+/** The previous snapshot and what of this build's input is unchanged from its build. */
+interface Reuse {
+  readonly previous: Snapshot;
+  /** Products and clusters whose validated object is the previous one. */
+  readonly products: ReadonlySet<string>;
+  readonly clusters: ReadonlySet<string>;
+  /** Same prefix, clock and named conditions: compiled rules can be taken over. */
+  readonly rules: boolean;
 }
 
 /** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
@@ -85,11 +104,23 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   const prefix = options.pathPrefix ?? '';
   const source = options.source ?? '';
   const issues = new Issues();
-  const table = yield* validate(input, prefix, issues);
+  const prev = options.previous?.memo;
+  const usable = prev !== undefined && prev.prefix === prefix ? prev : undefined;
+  const valid = yield* validate(input, prefix, issues, usable);
   issues.throwIfAny(source);
+  const { table, memo } = valid;
+  const rules = usable !== undefined && usable.now === options.now && deepEqual(table.conditions, usable.conditions);
+  const reuse: Reuse | undefined =
+    usable === undefined ? undefined : { previous: options.previous!, ...valid.reused, rules };
   const clusters = new Map<string, CompiledCluster>();
-  const ctx: Ctx = { issues, prefix, clusters, hosts: new HostTable(), table, now: options.now };
+  const ctx: Ctx = { issues, prefix, clusters, hosts: new HostTable(), table, now: options.now, reuse };
   for (const [name, cfg] of Object.entries(table.clusters)) {
+    const same = reuse?.clusters.has(name) ? reuse.previous.clusters.get(name) : undefined;
+    if (same !== undefined) {
+      clusters.set(name, same);
+      yield;
+      continue;
+    }
     const local = new Issues();
     clusters.set(name, compileCluster(name, cfg, local));
     for (const m of local.list) issues.add('', at(ctx, m));
@@ -97,10 +128,12 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   }
   checkConditions(ctx);
   const vips = new Map<string, HostEntry>();
-  for (const [name, product] of Object.entries(table.products)) yield* addHosts(ctx, name, product, vips);
+  yield* fillHosts(ctx, vips);
   const products = new Map<string, ProductRoutes>();
   for (const [name, product] of Object.entries(table.products)) {
-    products.set(name, yield* compileProduct(ctx, name, product));
+    const same = reusableRoutes(ctx, name, product);
+    products.set(name, same ?? (yield* compileProduct(ctx, name, product)));
+    if (same !== undefined) yield;
   }
   let defaultProduct: HostEntry | undefined;
   if (table.defaultProduct !== undefined) {
@@ -112,7 +145,8 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     defaultProduct = entry(table.defaultProduct, 'default', undefined, table.defaultProduct, where);
   }
   issues.throwIfAny(source);
-  return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters });
+  const built: BuildMemo = { prefix, now: options.now, conditions: table.conditions, ...memo };
+  return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters, memo: built });
 }
 
 /** The top-level keys, with each product and cluster left for its own step. */
@@ -125,33 +159,64 @@ const shallowSchema = routingTableSchema.extend({
  * `routingTableSchema.parse`, one product or cluster per step. The output is the same table; a
  * problem in the top-level keys falls back to the whole-table parse so the message is the same.
  */
-function* validate(input: unknown, prefix: string, issues: Issues): Steps<RoutingTable> {
+function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMemo | undefined): Steps<Validated> {
   const top = shallowSchema.safeParse(input, { reportInput: true });
   if (!top.success) {
     const whole = routingTableSchema.safeParse(input, { reportInput: true });
     if (whole.success) issues.addZod(top.error, prefix, shallowSchema);
     else issues.addZod(whole.error, prefix, routingTableSchema);
-    return undefined as unknown as RoutingTable; // the caller throws on the issues
+    return undefined as unknown as Validated; // the caller throws on the issues
   }
   const products: Record<string, ProductConfig> = {};
+  const productMemo = new Map<string, MemoEntry<ProductConfig>>();
+  const sameProducts = new Set<string>();
   for (const [name, raw] of Object.entries(top.data.products)) {
+    const same = reusedInput(prev?.products, name, raw);
+    if (same !== undefined) {
+      products[name] = same.validated;
+      productMemo.set(name, same);
+      sameProducts.add(name);
+      yield;
+      continue;
+    }
     const p = productSchema.safeParse(raw, { reportInput: true });
-    if (p.success) products[name] = p.data;
-    else issues.addZod(p.error, joinPath(prefix, ['products', name]), productSchema);
+    if (p.success) {
+      products[name] = p.data;
+      productMemo.set(name, memoEntry(raw, p.data));
+    } else issues.addZod(p.error, joinPath(prefix, ['products', name]), productSchema);
     yield;
   }
   const clusters: Record<string, ClusterConfig> = {};
+  const clusterMemo = new Map<string, MemoEntry<ClusterConfig>>();
+  const sameClusters = new Set<string>();
   for (const [name, raw] of Object.entries(top.data.clusters)) {
+    const same = reusedInput(prev?.clusters, name, raw);
+    if (same !== undefined) {
+      clusters[name] = same.validated;
+      clusterMemo.set(name, same);
+      sameClusters.add(name);
+      yield;
+      continue;
+    }
     const c = clusterSchema.safeParse(raw, { reportInput: true });
-    if (c.success) clusters[name] = c.data;
-    else issues.addZod(c.error, joinPath(prefix, ['clusters', name]), clusterSchema);
+    if (c.success) {
+      clusters[name] = c.data;
+      clusterMemo.set(name, memoEntry(raw, c.data));
+    } else issues.addZod(c.error, joinPath(prefix, ['clusters', name]), clusterSchema);
     yield;
   }
-  return { ...top.data, products, clusters };
+  return {
+    table: { ...top.data, products, clusters },
+    memo: { products: productMemo, clusters: clusterMemo },
+    reused: { products: sameProducts, clusters: sameClusters },
+  };
 }
 
-function entry(product: string, via: HostEntry['via'], tag: string | undefined, pattern: string, where: string) {
-  return Object.freeze({ product, via, tag, pattern, where }) satisfies HostEntry;
+/** The validated table, its memo entries, and which parts are the previous build's. */
+interface Validated {
+  readonly table: RoutingTable;
+  readonly memo: Pick<BuildMemo, 'products' | 'clusters'>;
+  readonly reused: Pick<Reuse, 'products' | 'clusters'>;
 }
 
 function checkConditions(ctx: Ctx): void {
@@ -164,40 +229,24 @@ function checkConditions(ctx: Ctx): void {
   }
 }
 
-function addHost(ctx: Ctx, product: string, tag: string | undefined, raw: string, where: string): void {
-  const n = normaliseConfigHost(raw);
-  if ('error' in n) {
-    ctx.issues.add(where, n.error);
-    return;
+/**
+ * The previous snapshot's routes of an unchanged product, when everything they were compiled
+ * from is unchanged too (`reuse.ts`); undefined when the product must be compiled.
+ */
+function reusableRoutes(ctx: Ctx, name: string, product: ProductConfig): ProductRoutes | undefined {
+  const reuse = ctx.reuse;
+  if (reuse === undefined || !reuse.rules || !reuse.products.has(name)) return undefined;
+  const prev = reuse.previous;
+  const sameCluster = (c: string) => {
+    if (c === ADVANCED_MODE) return true;
+    const old = prev.clusters.get(c);
+    return old !== undefined && ctx.clusters.get(c) === old;
+  };
+  for (const rule of product.basicRules ?? []) if (!sameCluster(rule.cluster)) return undefined;
+  for (const rule of product.rules ?? []) {
+    if (!sameCluster(rule.cluster) || mayReadHostTags(rule.cond, ctx.table.conditions)) return undefined;
   }
-  const clash = ctx.hosts.add(n.host, entry(product, 'host', tag, n.host, where));
-  if (clash !== undefined) ctx.issues.add(where, `host ${n.host} is already listed at ${clash.where}`);
-}
-
-/** Hosts per step: a product may list thousands. */
-const HOST_BATCH = 256;
-
-function* addHosts(ctx: Ctx, name: string, product: ProductConfig, vips: Map<string, HostEntry>): Steps<void> {
-  const base = at(ctx, `products.${name}`);
-  for (const [i, h] of (product.hosts ?? []).entries()) {
-    addHost(ctx, name, undefined, h, `${base}.hosts[${i}]`);
-    if (i % HOST_BATCH === HOST_BATCH - 1) yield;
-  }
-  for (const [tag, hosts] of Object.entries(product.hostTags ?? {})) {
-    for (const [i, h] of hosts.entries()) {
-      addHost(ctx, name, tag, h, `${base}.hostTags.${tag}[${i}]`);
-      if (i % HOST_BATCH === HOST_BATCH - 1) yield;
-    }
-  }
-  for (const [i, raw] of (product.vips ?? []).entries()) {
-    const where = `${base}.vips[${i}]`;
-    const ip = canonicalIp(raw.trim());
-    const clash = ip === undefined ? undefined : vips.get(ip);
-    if (ip === undefined) ctx.issues.add(where, `expected an IP address, got ${JSON.stringify(raw)}`);
-    else if (clash !== undefined) ctx.issues.add(where, `vip ${ip} is already listed at ${clash.where}`);
-    else vips.set(ip, entry(name, 'vip', undefined, ip, where));
-  }
-  yield;
+  return prev.products.get(name);
 }
 
 function clusterOf(ctx: Ctx, cluster: string, where: string): CompiledCluster | undefined {

@@ -68,6 +68,42 @@ export class HostTable {
     return undefined;
   }
 
+  /**
+   * A copy to patch (`host-fill.ts`): the entries are shared, the maps are not. A generator
+   * that yields every `batch` patterns, for time-sliced builds (`../lib/sliced.ts`).
+   */
+  *copy(batch = 2048): Generator<void, HostTable, void> {
+    const copy = new HostTable();
+    let n = 0;
+    for (const [from, to] of [
+      [this.#exact, copy.#exact],
+      [this.#wildcard, copy.#wildcard],
+    ] as const) {
+      for (const [k, v] of from) {
+        to.set(k, v);
+        if (++n % batch === 0) yield;
+      }
+    }
+    copy.#any = this.#any;
+    return copy;
+  }
+
+  /** Removes the entry under a normalised pattern if it belongs to `product`. */
+  remove(pattern: string, product: string): void {
+    if (pattern === '*') {
+      if (this.#any?.product === product) this.#any = undefined;
+      return;
+    }
+    const [map, key] = pattern.startsWith('*.') ? [this.#wildcard, pattern.slice(2)] : [this.#exact, pattern];
+    if (map.get(key)?.product === product) map.delete(key);
+  }
+
+  /** The entry added under a normalised pattern (not a lookup: `*.a.test` is only `*.a.test`). */
+  get(pattern: string): HostEntry | undefined {
+    if (pattern === '*') return this.#any;
+    return pattern.startsWith('*.') ? this.#wildcard.get(pattern.slice(2)) : this.#exact.get(pattern);
+  }
+
   /** The entry for a request host (lower-case, no port, no trailing dot), or undefined. */
   lookup(host: string): HostEntry | undefined {
     const exact = this.#exact.get(host);

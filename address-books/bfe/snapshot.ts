@@ -16,6 +16,7 @@ import { type AdvancedRule, firstMatch } from './advanced-rules.ts';
 import type { BasicRuleTree } from './basic-rules.ts';
 import type { CompiledCluster } from './clusters.ts';
 import type { HostEntry, HostTable } from './host-table.ts';
+import type { BuildMemo } from './reuse.ts';
 import type { RoutingTable } from './routing-table.ts';
 
 /** The compiled rules of one product. */
@@ -26,7 +27,10 @@ export interface ProductRoutes {
 }
 
 /** The parts `compile.ts` hands to a snapshot. */
-export type SnapshotParts = Pick<Snapshot, 'table' | 'hosts' | 'vips' | 'defaultProduct' | 'products' | 'clusters'>;
+export type SnapshotParts = Pick<
+  Snapshot,
+  'table' | 'hosts' | 'vips' | 'defaultProduct' | 'products' | 'clusters' | 'memo'
+>;
 
 /**
  * A compiled routing table; read-only, shared by every request that started on it. It is the
@@ -39,6 +43,8 @@ export class Snapshot {
   readonly defaultProduct: HostEntry | undefined;
   readonly products: ReadonlyMap<string, ProductRoutes>;
   readonly clusters: ReadonlyMap<string, CompiledCluster>;
+  /** What the next build may take from this one (`reuse.ts`). */
+  readonly memo: BuildMemo;
 
   constructor(parts: SnapshotParts) {
     this.table = parts.table;
@@ -47,6 +53,7 @@ export class Snapshot {
     this.defaultProduct = parts.defaultProduct;
     this.products = parts.products;
     this.clusters = parts.clusters;
+    this.memo = parts.memo;
   }
 
   /** The product of a request: host table, then VIP, then the default product. */

@@ -218,7 +218,7 @@ export class EtcdAddressBook extends SnapshotBook {
   async #build(): Promise<void> {
     const revision = this.revision;
     const read = keysToRead(this.#kvs, this.#prefix);
-    const view = await compileBfeReadSliced(read, this.#source);
+    const view = await compileBfeReadSliced(read, this.#source, this.liveSnapshot);
     if (this.#closed && this.loaded) return;
     this.snapshotRevision = revision;
     this.swapLive(view, read.input);

@@ -80,6 +80,12 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
     return view instanceof Snapshot ? explain(view, request) : undefined;
   }
 
+  /** The bfe snapshot serving now, if the view is one: what the next build may reuse. */
+  protected get liveSnapshot(): Snapshot | undefined {
+    const view = this.#view;
+    return view instanceof Snapshot ? view : undefined;
+  }
+
   /** True once a first view has been swapped in. */
   protected get loaded(): boolean {
     return this.#view !== undefined;

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { duration } from '../../src/config/duration.ts';
 import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import type { Snapshot } from '../bfe/snapshot.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
@@ -44,9 +45,14 @@ const optionsSchema = z.strictObject({
 /** The options beside `name: sqlite`. */
 export type SqliteBookOptions = z.output<typeof optionsSchema>;
 
-/** One read transaction over the model's tables, as steps (`../lib/sliced.ts`). */
+/** The model's tables as steps (`../lib/sliced.ts`); `labelled`: with the path → row map. */
+function readSteps(db: DatabaseSync, model: 'bfe' | 'classic', labelled: boolean): Steps<StoreRead> {
+  return model === 'bfe' ? readBfeSteps(db, labelled) : readServerSteps(db, labelled);
+}
+
+/** One read transaction over the model's tables, with row labels, as steps. */
 function readModel(db: DatabaseSync, model: 'bfe' | 'classic'): Steps<StoreRead> {
-  return readStepsInTransaction<StoreRead>(db, model === 'bfe' ? readBfeSteps(db) : readServerSteps(db));
+  return readStepsInTransaction<StoreRead>(db, readSteps(db, model, true));
 }
 
 /** Reads and compiles the whole database once (used by `db export` and the benchmarks). */
@@ -56,8 +62,13 @@ export function loadSqliteView(db: DatabaseSync, model: 'bfe' | 'classic', sourc
 }
 
 /** Store read → view; the BFE model compiles in time slices (`../lib/sliced.ts`). */
-async function compileRead(read: StoreRead, model: 'bfe' | 'classic', source: string): Promise<BookView> {
-  return model === 'bfe' ? compileBfeReadSliced(read, source) : compileClassicRead(read, source);
+async function compileRead(
+  read: StoreRead,
+  model: 'bfe' | 'classic',
+  source: string,
+  previous?: Snapshot,
+): Promise<BookView> {
+  return model === 'bfe' ? compileBfeReadSliced(read, source, previous) : compileClassicRead(read, source);
 }
 
 /** The `sqlite` AddressBook instance (see the file header for its lifecycle). */
@@ -157,13 +168,27 @@ export class SqliteAddressBook extends SnapshotBook {
     }
   }
 
-  /** Reads and compiles the whole database and swaps it in; errors throw, nothing changes. */
+  /**
+   * Reads and compiles the whole database and swaps it in; errors throw, nothing changes. One
+   * read transaction spans the read and the compile: the rows are read without labels, and
+   * only a table that does not compile is read again, with them, to name its rows.
+   */
   async #load(db: DatabaseSync, version = readDataVersion(db)): Promise<void> {
+    const model = this.#options.model;
     let read: StoreRead;
     let view: BookView;
     try {
-      read = await runSliced(readModel(db, this.#options.model));
-      view = await compileRead(read, this.#options.model, this.#source);
+      db.exec('BEGIN');
+      try {
+        read = await runSliced(readSteps(db, model, false));
+        view = await compileRead(read, model, this.#source, this.liveSnapshot).catch(async (e: unknown) => {
+          if (!isSwitchboardError(e) || e.code !== 'SWB_ERR_CONFIG') throw e;
+          read = await runSliced(readSteps(db, model, true));
+          return compileRead(read, model, this.#source);
+        });
+      } finally {
+        db.exec('COMMIT');
+      }
     } finally {
       // Bad rows are not re-read until the next commit; a busy database (not a
       // SwitchboardError) is retried on the next tick (the catch sets -1).

@@ -9,6 +9,7 @@ import { formatIssues } from '../../src/config/errors.ts';
 import { SwitchboardError } from '../../src/errors.ts';
 import type { BackendEntry, Request } from '../../src/types.ts';
 import { compileRoutingTable, compileRoutingTableSliced } from '../bfe/compile.ts';
+import type { Snapshot } from '../bfe/snapshot.ts';
 import { buildMatcher } from '../file/matcher.ts';
 import { entrySchema, type FileEntry } from '../file/parse.ts';
 import type { BookView } from '../lib/snapshot-book.ts';
@@ -40,12 +41,13 @@ export function compileBfeRead(read: StoreRead, source: string): BookView {
 
 /**
  * `compileBfeRead` in time slices (`../lib/sliced.ts`): what the books use for background
- * rebuilds, so a 10,000-host table never holds the event loop for the whole compile.
+ * rebuilds, so a 10,000-host table never holds the event loop for the whole compile. `previous`:
+ * the snapshot serving now, whose unchanged parts are reused (`../bfe/reuse.ts`).
  */
-export async function compileBfeReadSliced(read: StoreRead, source: string): Promise<BookView> {
+export async function compileBfeReadSliced(read: StoreRead, source: string, previous?: Snapshot): Promise<BookView> {
   throwProblems(source, read.problems);
   try {
-    return await compileRoutingTableSliced(read.input);
+    return await compileRoutingTableSliced(read.input, { previous });
   } catch (e) {
     throw relabel(e, read.labels, source);
   }

@@ -95,14 +95,19 @@ export class HealthManager {
    * cluster list (and backend object); the others are closed.
    */
   update(entries: Iterable<HealthEntry>): void {
-    const groups = new Map<string, { backend: Backend; policy: ProbePolicy; clusters: string[] }>();
+    // `seen`: a backend shared by a thousand clusters is grouped in linear time.
+    const groups = new Map<string, { backend: Backend; policy: ProbePolicy; clusters: string[]; seen: Set<string> }>();
     for (const entry of entries) {
       const policy = probePolicy(entry);
       const key = fingerprint(entry.backend.id, policy);
       const cluster = entry.cluster ?? '';
       const g = groups.get(key);
-      if (g === undefined) groups.set(key, { backend: entry.backend, policy, clusters: [cluster] });
-      else if (!g.clusters.includes(cluster)) g.clusters.push(cluster);
+      if (g === undefined)
+        groups.set(key, { backend: entry.backend, policy, clusters: [cluster], seen: new Set([cluster]) });
+      else if (!g.seen.has(cluster)) {
+        g.seen.add(cluster);
+        g.clusters.push(cluster);
+      }
     }
     for (const [key, c] of [...this.#checkers]) {
       if (groups.has(key)) continue;
