@@ -94,6 +94,7 @@ function flush(d: PerRequestDriver, buf: Buffer, from: number, to: number): void
   if (d.exchange !== undefined) d.exchange.record.bytesIn += to - from;
   const link = d.link;
   if (link === undefined || link.socket.destroyed) return;
+  link.activity++;
   const ok = link.socket.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
   if (!ok && !d.upBlocked) {
     d.upBlocked = true;

@@ -17,6 +17,7 @@ import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
 import { errorResponse, statusOf } from '../../src/respond.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
+import { stopIdle } from './per-request-idle.ts';
 import { setLink } from './per-request-route.ts';
 
 /** Graceful shutdown: between requests close now; otherwise after the current response. */
@@ -97,7 +98,7 @@ export function onError(d: PerRequestDriver): void {
   abort(d, 'client_error');
 }
 
-/** The client's 'timeout' listener (idleTimeout). */
+/** No traffic within idleTimeout (per-request-idle.ts). */
 export function onTimeout(d: PerRequestDriver): void {
   d.exchange?.finish('idle_timeout');
   d.exchange = undefined;
@@ -137,6 +138,7 @@ export function finish(d: PerRequestDriver): void {
   if (d.finished) return;
   d.finished = true;
   d.undrain();
+  stopIdle(d);
   if (d.linger !== undefined) clearTimeout(d.linger);
   const result = d.result;
   d.s.finish(result, result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined);

@@ -19,6 +19,7 @@ import { splice } from '../../src/splice.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
 import { abort, close, finish, refuse } from './per-request-end.ts';
+import { stopIdle } from './per-request-idle.ts';
 import { setLink } from './per-request-route.ts';
 import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
 
@@ -74,8 +75,7 @@ export function tunnel(d: PerRequestDriver, link: UpstreamLink): void {
   const c = d.client;
   c.removeListener('data', d.onData);
   c.removeListener('end', d.onEnd);
-  c.removeListener('timeout', d.onTimeout);
-  c.setTimeout(0);
+  stopIdle(d);
   setLink(d, undefined);
   d.pool.destroyAll();
   const pending = d.pending;

@@ -48,8 +48,9 @@ import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
 import type { Request } from '../../src/types.ts';
 import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
-import { drain, failed, onClose, onError, onTimeout } from './per-request-end.ts';
+import { drain, failed, onClose, onError } from './per-request-end.ts';
 import { broken, closed, responseDone, responseHead, tunnel } from './per-request-exchange.ts';
+import { startIdle } from './per-request-idle.ts';
 import { route } from './per-request-route.ts';
 import type { LinkBreak, LinkOwner, LinkSettings, UpstreamLink } from './upstream-link.ts';
 import { UpstreamPool } from './upstream-pool.ts';
@@ -110,6 +111,7 @@ function dispatch(socket: Socket, step: (d: PerRequestDriver) => void): void {
 function clientData(this: Socket, chunk: Buffer): void {
   const d = drivers.get(this);
   if (d === undefined) return;
+  d.activity++;
   try {
     onData(d, chunk);
   } catch (err) {
@@ -123,10 +125,6 @@ function clientEnd(this: Socket): void {
 
 function clientError(this: Socket): void {
   dispatch(this, onError);
-}
-
-function clientTimeout(this: Socket): void {
-  dispatch(this, onTimeout);
 }
 
 function clientClose(this: Socket): void {
@@ -182,6 +180,11 @@ export class PerRequestDriver implements LinkOwner {
   begun = false;
   /** The connection's end was reported (finish runs once, even after an internal error). */
   finished = false;
+  /** Client reads, and the idle tick's view of them (per-request-idle.ts). */
+  activity = 0;
+  seen = 0;
+  quiet = 0;
+  idleTimer: NodeJS.Timeout | undefined;
   readonly undrain: () => void;
   // The client's listeners are shared by every driver (one function each, found again through
   // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
@@ -189,11 +192,11 @@ export class PerRequestDriver implements LinkOwner {
   readonly onData = clientData;
   readonly onEnd = clientEnd;
   readonly onError = clientError;
-  readonly onTimeout = clientTimeout;
   readonly onClose = clientClose;
   readonly onUpDrain = (): void => {
     try {
       this.upBlocked = false;
+      if (this.link !== undefined) this.link.activity++;
       flow(this);
     } catch (err) {
       failed(this, err);
@@ -209,7 +212,6 @@ export class PerRequestDriver implements LinkOwner {
       client: s.client,
       registry: s.runtime.registry,
       maxHeaderBytes: limits.maxHeaderBytes,
-      idleTimeout: limits.idleTimeout,
     };
     const c = s.client;
     drivers.set(c, this);
@@ -217,8 +219,7 @@ export class PerRequestDriver implements LinkOwner {
     c.on('end', this.onEnd);
     c.on('error', this.onError);
     c.once('close', this.onClose);
-    c.on('timeout', this.onTimeout);
-    if (limits.idleTimeout > 0) c.setTimeout(limits.idleTimeout);
+    startIdle(this, limits.idleTimeout);
     this.undrain = s.runtime.drain.register({ drain: () => drain(this) });
   }
 

@@ -51,7 +51,6 @@ export interface LinkSettings {
   readonly client: Socket;
   readonly registry: BackendRegistry;
   readonly maxHeaderBytes: number;
-  readonly idleTimeout: number;
 }
 
 /**
@@ -80,6 +79,13 @@ export class UpstreamLink {
   #closeDelimited = false;
   /** Response bytes written to the client since the last `expect`. */
   bytesOut = 0;
+  /**
+   * Traffic count (reads, drains, and the request bytes the driver writes) and the idle tick's
+   * view of it (per-request-idle.ts: the link's idle timeout).
+   */
+  activity = 0;
+  seen = 0;
+  quiet = 0;
   readonly #settings: LinkSettings;
   readonly #owner: LinkOwner;
   readonly #outlier: OutlierStatus | undefined;
@@ -117,8 +123,6 @@ export class UpstreamLink {
     socket.on('end', linkEnd);
     socket.on('error', linkError);
     socket.once('close', linkClose);
-    socket.on('timeout', linkTimeout);
-    if (settings.idleTimeout > 0) socket.setTimeout(settings.idleTimeout);
     socket.resume();
   }
 
@@ -144,8 +148,6 @@ export class UpstreamLink {
   detach(): void {
     this.socket.removeListener('data', linkData);
     this.socket.removeListener('end', linkEnd);
-    this.socket.removeListener('timeout', linkTimeout);
-    this.socket.setTimeout(0);
     this.#method = undefined;
     this.#gone = true;
   }
@@ -158,6 +160,7 @@ export class UpstreamLink {
 
   /** The socket's 'data' (through linkData). */
   onData(chunk: Buffer): void {
+    this.activity++;
     if (this.#method === undefined) {
       // Nothing was asked: a backend talking out of turn cannot be framed, so it is dropped.
       this.destroy();
@@ -245,6 +248,7 @@ export class UpstreamLink {
     this.socket.pause();
     client.once('drain', () => {
       this.#waitingDrain = false;
+      this.activity++;
       if (!this.#gone) this.socket.resume();
     });
   }
@@ -268,7 +272,7 @@ export class UpstreamLink {
     this.socket.destroy();
   }
 
-  /** The socket's 'timeout' (through linkTimeout). */
+  /** No traffic within idleTimeout (per-request-idle.ts). */
   onTimeout(): void {
     if (this.#method !== undefined) this.#break('idle_timeout', 'no traffic within idleTimeout');
     else this.destroy();
@@ -309,9 +313,6 @@ function linkEnd(this: Socket): void {
 }
 function linkError(this: Socket, err: Error): void {
   links.get(this)?.onError(err);
-}
-function linkTimeout(this: Socket): void {
-  links.get(this)?.onTimeout();
 }
 function linkClose(this: Socket): void {
   links.get(this)?.onClose();
