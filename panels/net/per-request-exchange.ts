@@ -14,7 +14,6 @@
  *
  * Events from a link that is no longer the current one (pooled, replaced) only remove it.
  */
-import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
 import { splice } from '../../src/splice.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
@@ -47,9 +46,9 @@ function complete(d: PerRequestDriver): void {
   else d.state = 'head';
 }
 
-export function responseHead(d: PerRequestDriver, link: UpstreamLink, head: Http1ResponseHead): void {
+export function responseHead(d: PerRequestDriver, link: UpstreamLink, status: number): void {
   if (link !== d.link || d.exchange === undefined) return;
-  if (head.status >= 200 || head.status === 101) d.exchange.record.status = head.status;
+  if (status >= 200 || status === 101) d.exchange.record.status = status;
 }
 
 export function responseDone(d: PerRequestDriver, link: UpstreamLink): void {

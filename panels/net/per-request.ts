@@ -43,8 +43,7 @@ import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
 import type { GrowBuffer } from '../../src/peek/grow-buffer.ts';
-import { type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
-import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
+import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
 import type { Request } from '../../src/types.ts';
 import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
@@ -145,7 +144,8 @@ export type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closin
 export class PerRequestDriver implements LinkOwner {
   readonly s: PerRequestStart;
   readonly client: Socket;
-  readonly scanner: Http1HeadScanner;
+  /** The scanner of a head split across reads (scanner-spares.ts: none between heads). */
+  scanner: Http1HeadScanner | undefined;
   readonly pool = new UpstreamPool();
   readonly settings: LinkSettings;
   state: State = 'head';
@@ -180,12 +180,12 @@ export class PerRequestDriver implements LinkOwner {
   begun = false;
   /** The connection's end was reported (finish runs once, even after an internal error). */
   finished = false;
+  readonly undrain: () => void;
   /** Client reads, and the idle tick's view of them (per-request-idle.ts). */
   activity = 0;
   seen = 0;
   quiet = 0;
   idleTimer: NodeJS.Timeout | undefined;
-  readonly undrain: () => void;
   // The client's listeners are shared by every driver (one function each, found again through
   // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
   // removeListener names them.
@@ -207,7 +207,6 @@ export class PerRequestDriver implements LinkOwner {
     this.s = s;
     this.client = s.client;
     const { limits } = s.engine;
-    this.scanner = new Http1HeadScanner(limits.maxHeaderBytes, s.listener.pathNormalization);
     this.settings = {
       client: s.client,
       registry: s.runtime.registry,
@@ -224,9 +223,9 @@ export class PerRequestDriver implements LinkOwner {
   }
 
   // LinkOwner: what the current (or a pooled) link reports; per-request-exchange.ts.
-  responseHead(link: UpstreamLink, head: Http1ResponseHead): void {
+  responseHead(link: UpstreamLink, status: number): void {
     try {
-      responseHead(this, link, head);
+      responseHead(this, link, status);
     } catch (err) {
       failed(this, err);
     }

@@ -26,7 +26,8 @@ import type { BackendRegistry } from '../../src/backend-registry.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
-import { type Http1ResponseHead, Http1ResponseScanner } from '../../src/peek/http1-response.ts';
+import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
+import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
 import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/types.ts';
 
 /** Why a busy link stopped before its response was complete. */
@@ -34,8 +35,8 @@ export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 
 
 /** What the driver hears from a link. */
 export interface LinkOwner {
-  /** A response head (interim or final) is about to be forwarded. */
-  responseHead(link: UpstreamLink, head: Http1ResponseHead): void;
+  /** A response head (interim or final) with `status` is about to be forwarded. */
+  responseHead(link: UpstreamLink, status: number): void;
   /** The response to the armed request has been written to the client. */
   responseDone(link: UpstreamLink): void;
   /** 101 or a 2xx to CONNECT was written to the client: the link is now an opaque tunnel. */
@@ -89,7 +90,8 @@ export class UpstreamLink {
   readonly #settings: LinkSettings;
   readonly #owner: LinkOwner;
   readonly #outlier: OutlierStatus | undefined;
-  readonly #scanner: Http1ResponseScanner;
+  /** The scanner of a response head split across reads (scanner-spares.ts: none between heads). */
+  #scanner: Http1ResponseScanner | undefined;
   #method: string | undefined;
   #upgradeTo: readonly string[] = [];
   #pendingHead: Buffer | undefined;
@@ -117,7 +119,6 @@ export class UpstreamLink {
     this.#settings = settings;
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
-    this.#scanner = new Http1ResponseScanner(settings.maxHeaderBytes);
     links.set(socket, this);
     socket.on('data', linkData);
     socket.on('end', linkEnd);
@@ -139,7 +140,7 @@ export class UpstreamLink {
     this.#method = method;
     this.#upgradeTo = upgradeTo;
     this.bytesOut = 0;
-    this.#scanner.reset();
+    this.#scanner = undefined;
     this.#pendingHead = undefined;
     this.#body = undefined;
   }
@@ -187,26 +188,35 @@ export class UpstreamLink {
     while (off < buf.length) {
       if (this.#body === undefined) {
         const view = off === 0 ? buf : buf.subarray(off);
-        const head = this.#scanner.feed(view, method, this.#upgradeTo);
+        const scanner = this.#scanner ?? takeResponseScanner(this.#settings.maxHeaderBytes);
+        this.#scanner = undefined;
+        const head = scanner.feed(view, method, this.#upgradeTo);
         if (head === undefined) {
+          this.#scanner = scanner; // the rest of the head comes in a later read
           this.#pendingHead = view;
           break;
         }
-        this.#scanner.reset();
         off += head.headLength;
-        this.#sawHead(head);
-        if (head.bodyFraming.kind === 'tunnel') {
+        const status = head.status;
+        const kind = head.bodyFraming.kind;
+        this.#sawHead(status);
+        if (kind === 'tunnel') {
+          releaseResponseScanner(scanner);
           this.#forward(buf, from, buf.length);
           this.detach();
           this.#owner.tunnel(this);
           return;
         }
-        if (head.status < 200) continue; // interim (100-continue, 103): the final head follows
-        this.#closeDelimited = head.bodyFraming.kind === 'close';
+        if (status < 200) {
+          releaseResponseScanner(scanner);
+          continue; // interim (100-continue, 103): the final head follows
+        }
+        this.#closeDelimited = kind === 'close';
         this.endsConnection = head.connectionClose || this.#closeDelimited;
         if (this.endsConnection) this.reusable = false;
         if (this.#tracker === undefined) this.#tracker = new BodyTracker(head.bodyFraming);
         else this.#tracker.reset(head.bodyFraming);
+        releaseResponseScanner(scanner); // the head is overwritten by the scanner's next taker
         this.#body = this.#tracker;
       } else {
         off += this.#body.feed(buf, off);
@@ -222,13 +232,12 @@ export class UpstreamLink {
     this.#forward(buf, from, off);
   }
 
-  #sawHead(head: Http1ResponseHead): void {
-    if (this.#outlier !== undefined && head.status >= 200) {
-      if (this.#outlier.matches(head.status))
-        this.#settings.registry.responseFailed(this.jack.backend.id, this.#cluster);
+  #sawHead(status: number): void {
+    if (this.#outlier !== undefined && status >= 200) {
+      if (this.#outlier.matches(status)) this.#settings.registry.responseFailed(this.jack.backend.id, this.#cluster);
       else this.#settings.registry.responseSucceeded(this.jack.backend.id, this.#cluster);
     }
-    this.#owner.responseHead(this, head);
+    this.#owner.responseHead(this, status);
   }
 
   #responseDone(): void {

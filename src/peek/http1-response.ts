@@ -72,8 +72,16 @@ export class Http1ResponseScanner {
   /** The framing of a response with a Content-Length, reused like the head. */
   readonly #length: { kind: 'length'; length: number } = { kind: 'length', length: 0 };
 
+  readonly #max: number;
+
   constructor(maxHeaderBytes: number) {
     this.#scanner = new HeadScanner('response', maxHeaderBytes);
+    this.#max = maxHeaderBytes;
+  }
+
+  /** The head size limit it was made with (takeResponseScanner). */
+  get maxHeaderBytes(): number {
+    return this.#max;
   }
 
   /**
