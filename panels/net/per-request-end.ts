@@ -137,7 +137,7 @@ export function failed(d: PerRequestDriver, err: unknown): void {
 export function finish(d: PerRequestDriver): void {
   if (d.finished) return;
   d.finished = true;
-  d.undrain();
+  d.s.runtime.drain.remove(d);
   stopIdle(d);
   if (d.linger !== undefined) clearTimeout(d.linger);
   const result = d.result;

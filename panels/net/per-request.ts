@@ -39,6 +39,7 @@
  */
 import type { Socket } from 'node:net';
 import type { ListenerConfig } from '../../src/config/schema.ts';
+import type { Drainable } from '../../src/drain.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
@@ -141,7 +142,7 @@ export type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closin
  * else touches it). The client's listeners are made once here, so removing them works and the
  * hot path allocates no closures.
  */
-export class PerRequestDriver implements LinkOwner {
+export class PerRequestDriver implements LinkOwner, Drainable {
   readonly s: PerRequestStart;
   readonly client: Socket;
   /** The scanner of a head split across reads (scanner-spares.ts: none between heads). */
@@ -180,7 +181,6 @@ export class PerRequestDriver implements LinkOwner {
   begun = false;
   /** The connection's end was reported (finish runs once, even after an internal error). */
   finished = false;
-  readonly undrain: () => void;
   /** Client reads, and the idle tick's view of them (per-request-idle.ts). */
   activity = 0;
   seen = 0;
@@ -219,7 +219,12 @@ export class PerRequestDriver implements LinkOwner {
     c.on('error', this.onError);
     c.once('close', this.onClose);
     startIdle(this, limits.idleTimeout);
-    this.undrain = s.runtime.drain.register({ drain: () => drain(this) });
+    s.runtime.drain.add(this);
+  }
+
+  /** Drainable (src/drain.ts): graceful shutdown, per-request-end.ts drain. */
+  drain(): void {
+    drain(this);
   }
 
   // LinkOwner: what the current (or a pooled) link reports; per-request-exchange.ts.
