@@ -24,7 +24,7 @@ import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/ups
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { flow, frame } from './per-request-client.ts';
-import { failed, refuse } from './per-request-end.ts';
+import { failed, refuse, requestLog } from './per-request-end.ts';
 import { linkKey, UpstreamLink } from './upstream-link.ts';
 import { firstPick } from './upstream-pool.ts';
 
@@ -45,7 +45,7 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
     refuse(d, 'bad_request', e.message);
     return -1;
   }
-  const ex = new Exchange(s.listener.name, clientOf(d, request), s.requestLog, head, request);
+  const ex = new Exchange(s.listener.name, clientOf(d, request), requestLog(d), head, request);
   d.exchange = ex;
   if (d.tracker === undefined) d.tracker = new BodyTracker(head.bodyFraming);
   else d.tracker.reset(head.bodyFraming);

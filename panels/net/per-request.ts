@@ -38,13 +38,17 @@
  *   per-request-end.ts       the router's answers, closes and aborts, client errors, drain, the last line
  */
 import type { Socket } from 'node:net';
-import type { ListenerConfig } from '../../src/config/schema.ts';
+import { clientAddressing } from '../../src/client-ip.ts';
+import { type ListenerConfig, writesRequestLines } from '../../src/config/schema.ts';
 import type { Drainable } from '../../src/drain.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
 import type { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
+import { http1Requests } from '../../src/peek/to-request.ts';
+import type { ProxyHeader } from '../../src/proxy-protocol/index.ts';
 import type { Request } from '../../src/types.ts';
 import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
@@ -61,17 +65,42 @@ export interface PerRequestStart {
   readonly listener: ListenerConfig;
   readonly runtime: PanelRuntime;
   readonly engine: Engine;
+  /** The listener pipeline's connection: its accept time, and `done()` once it has closed. */
+  readonly conn: Connection;
   /** The connection's access record (filled with the first request's route). */
   readonly connection: AccessRecord;
   /** Builds the Request of a later head (same connection facts); throws peer errors. */
   readonly requestFor: (head: Http1Head) => Request;
-  /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
-  readonly finish: (result: string, status?: number, reason?: string) => void;
   /**
-   * Writes the per-request access line of `record` (a copy with `line: 'request'`; nothing when
-   * the access log is off); undefined when the config writes connection lines.
+   * True when the config writes a per-request access line for each exchange (a copy of its
+   * record with `line: 'request'`; nothing when the access log is off) and none for the
+   * connection; false: one connection line.
    */
-  readonly requestLog: ((record: AccessRecord) => void) | undefined;
+  readonly requestLines: boolean;
+}
+
+/**
+ * The start of a per-request connection handed over by connection.ts: built here, outside the
+ * panel's connection handler, so that the driver keeps none of that handler's closures (issue
+ * 18: what an idle connection keeps).
+ */
+export function perRequestStart(
+  conn: Connection,
+  runtime: PanelRuntime,
+  record: AccessRecord,
+  proxy: ProxyHeader | undefined,
+): PerRequestStart {
+  const { socket, listener, engine } = conn;
+  return {
+    client: socket,
+    listener,
+    runtime,
+    engine,
+    conn,
+    connection: record,
+    requestFor: http1Requests(proxy, { listener: listener.name, socket, addressing: clientAddressing(listener) }),
+    requestLines: writesRequestLines(engine.loaded.config),
+  };
 }
 
 /**
