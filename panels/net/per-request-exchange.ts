@@ -14,6 +14,7 @@
  *
  * Events from a link that is no longer the current one (pooled, replaced) only remove it.
  */
+import { releaseTracker } from '../../src/peek/body-tracker.ts';
 import { splice } from '../../src/splice.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
@@ -26,7 +27,9 @@ import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
 export function requestSent(d: PerRequestDriver): void {
   const ex = d.exchange!;
   ex.requestDone = true;
+  const body = d.body;
   d.body = undefined;
+  if (body !== undefined) releaseTracker(body);
   if (ex.responseDone) complete(d);
   else d.state = 'wait';
 }

@@ -16,7 +16,7 @@
  *    like a failed connect (431 for an AUTHORITY longer than a host name).
  */
 import { isSwitchboardError } from '../../src/errors.ts';
-import { BodyTracker } from '../../src/peek/body-tracker.ts';
+import { takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
@@ -47,9 +47,8 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   }
   const ex = new Exchange(s.listener.name, clientOf(d, request), requestLog(d), head, request);
   d.exchange = ex;
-  if (d.tracker === undefined) d.tracker = new BodyTracker(head.bodyFraming);
-  else d.tracker.reset(head.bodyFraming);
-  const body = d.tracker;
+  // Given back when the body is done (per-request-exchange.ts requestSent); a refused head's is dropped.
+  const body = takeTracker(head.bodyFraming);
   let fed: number;
   try {
     fed = body.feed(view, head.headLength);

@@ -190,8 +190,6 @@ export class PerRequestDriver implements LinkOwner, Drainable {
   carry: GrowBuffer | undefined;
   carried: Buffer | undefined;
   body: BodyTracker | undefined;
-  /** The body tracker of every request on this connection (reset per head; made on the first). */
-  tracker: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
   /** The access record's client of the last request (`ip:port`) and the address it names. */

@@ -25,7 +25,7 @@ import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../../src/backend-registry.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
-import { BodyTracker } from '../../src/peek/body-tracker.ts';
+import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
 import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
 import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/types.ts';
@@ -95,9 +95,8 @@ export class UpstreamLink {
   #method: string | undefined;
   #upgradeTo: readonly string[] = [];
   #pendingHead: Buffer | undefined;
+  /** The response body's tracker, taken per response and given back when it is done. */
   #body: BodyTracker | undefined;
-  /** The body tracker of every response on this link (reset per response; made on the first). */
-  #tracker: BodyTracker | undefined;
   #gone = false;
   #waitingDrain = false;
   /** The cluster the link was opened for (outlier verdicts are per cluster and backend). */
@@ -214,10 +213,8 @@ export class UpstreamLink {
         this.#closeDelimited = kind === 'close';
         this.endsConnection = head.connectionClose || this.#closeDelimited;
         if (this.endsConnection) this.reusable = false;
-        if (this.#tracker === undefined) this.#tracker = new BodyTracker(head.bodyFraming);
-        else this.#tracker.reset(head.bodyFraming);
+        this.#body = takeTracker(head.bodyFraming);
         releaseResponseScanner(scanner); // the head is overwritten by the scanner's next taker
-        this.#body = this.#tracker;
       } else {
         off += this.#body.feed(buf, off);
       }
@@ -242,7 +239,9 @@ export class UpstreamLink {
 
   #responseDone(): void {
     this.#method = undefined;
+    const body = this.#body;
     this.#body = undefined;
+    if (body !== undefined) releaseTracker(body);
     this.#owner.responseDone(this);
   }
 
