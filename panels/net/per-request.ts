@@ -54,7 +54,7 @@ import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
 import { drain, failed, onClose, onError } from './per-request-end.ts';
 import { broken, closed, responseDone, responseHead, tunnel } from './per-request-exchange.ts';
-import { startIdle } from './per-request-idle.ts';
+import { type IdleTicker, startIdle } from './per-request-idle.ts';
 import { route } from './per-request-route.ts';
 import type { LinkBreak, LinkOwner, LinkSettings, UpstreamLink } from './upstream-link.ts';
 import { UpstreamPool } from './upstream-pool.ts';
@@ -212,7 +212,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
   activity = 0;
   seen = 0;
   quiet = 0;
-  idleTimer: NodeJS.Timeout | undefined;
+  idleTicker: IdleTicker | undefined;
   // The client's listeners are shared by every driver (one function each, found again through
   // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
   // removeListener names them.
