@@ -43,6 +43,20 @@ export class DrainSet {
     };
   }
 
+  /**
+   * Registers `d` without making an unregister function (a driver that keeps no closure per
+   * connection, issue 18): `remove(d)` when it ends. While draining, `d` is drained now.
+   */
+  add(d: Drainable): void {
+    if (this.#draining) d.drain();
+    else this.#members.add(d);
+  }
+
+  /** Unregisters `d` (added with `add`). */
+  remove(d: Drainable): void {
+    this.#members.delete(d);
+  }
+
   /** Asks every registered connection to close at its next boundary. */
   drainAll(): void {
     this.#draining = true;

@@ -18,7 +18,6 @@
 import type { Socket } from 'node:net';
 import { type Answerable, answer } from '../../src/answer.ts';
 import { clientAddressing } from '../../src/client-ip.ts';
-import { writesRequestLines } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
@@ -28,13 +27,13 @@ import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
-import { http1Requests, requestFromPeek } from '../../src/peek/to-request.ts';
+import { requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
-import { runPerRequest } from './per-request.ts';
+import { perRequestStart, runPerRequest } from './per-request.ts';
 
 const noop = () => {};
 
@@ -133,34 +132,9 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
     describe(record, request);
 
     if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
-      // Every request of the connection is routed on its own from here on (per-request.ts).
-      runPerRequest(
-        {
-          client: socket,
-          listener,
-          runtime,
-          engine,
-          connection: record,
-          requestFor: http1Requests(peeked.proxy, {
-            listener: listener.name,
-            socket,
-            addressing: clientAddressing(listener),
-          }),
-          ...(writesRequestLines(engine.loaded.config)
-            ? {
-                // The line is a copy marked `request`, made only when the log writes (not `off`).
-                requestLog: (r: AccessRecord) => {
-                  const access = runtime.accessLog;
-                  if (access.off !== true) access({ ...r, line: 'request' });
-                },
-                finish: (result: string, status?: number, reason?: string) => log(result, status, reason, false),
-              }
-            : { requestLog: undefined, finish: log }),
-        },
-        peeked.head,
-        peeked.buffer,
-        request,
-      );
+      // Every request of the connection is routed on its own from here on (per-request.ts); the
+      // start is built outside this handler, so the driver keeps none of its closures.
+      runPerRequest(perRequestStart(c, runtime, record, peeked.proxy), peeked.head, peeked.buffer, request);
       return;
     }
 

@@ -5,7 +5,7 @@
  * (when the config asks for them) and published on `channels.requestEnd` for observers.
  */
 import { channels } from '../../src/diagnostics.ts';
-import type { AccessRecord } from '../../src/log.ts';
+import type { AccessLog, AccessRecord } from '../../src/log.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import type { Request } from '../../src/types.ts';
 
@@ -22,22 +22,24 @@ export class Exchange {
   requestDone = false;
   responseDone = false;
   readonly #started = performance.now();
-  readonly #write: ((record: AccessRecord) => void) | undefined;
+  readonly #log: { readonly accessLog: AccessLog & { readonly off?: boolean } } | undefined;
   #finished = false;
 
   /**
    * `client` is the record's client (`ip:port` of the request's client, see per-request-route.ts
    * clientOf); `head` and `request` are absent for a head that failed to parse (its record says
-   * only why); `write` writes the per-request access line (undefined: connection lines only).
+   * only why); `log` is the runtime whose access log gets the per-request line, a copy of the
+   * record marked `line: 'request'` made only when that log writes (undefined: connection
+   * lines only).
    */
   constructor(
     listener: string,
     client: string,
-    write: ((record: AccessRecord) => void) | undefined,
+    log: { readonly accessLog: AccessLog & { readonly off?: boolean } } | undefined,
     head?: Http1Head,
     request?: Request,
   ) {
-    this.#write = write;
+    this.#log = log;
     this.method = head?.method ?? '';
     this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
     this.upgradeTo = head?.upgradeTo ?? [];
@@ -64,7 +66,11 @@ export class Exchange {
     if (status !== undefined && status > 0) r.status = status;
     if (reason !== undefined) r.reason = reason;
     r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    this.#write?.(r);
+    if (this.#log !== undefined) {
+      // Read at the end: a reload may have replaced the access log meanwhile.
+      const access = this.#log.accessLog;
+      if (access.off !== true) access({ ...r, line: 'request' });
+    }
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
   }
 }

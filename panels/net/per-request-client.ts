@@ -16,6 +16,7 @@
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
+import { releaseHeadScanner, takeHeadScanner } from '../../src/peek/scanner-spares.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { bodyError, close, refuse } from './per-request-end.ts';
 import { requestSent } from './per-request-exchange.ts';
@@ -68,18 +69,21 @@ export function frame(d: PerRequestDriver, buf: Buffer, off: number, from: numbe
     if (off >= buf.length) break;
     const view = off === 0 ? buf : buf.subarray(off);
     let head: Http1Head | undefined;
+    const scanner = d.scanner ?? takeHeadScanner(d.s.engine.limits.maxHeaderBytes, d.s.listener.pathNormalization);
+    d.scanner = undefined;
     try {
-      head = d.scanner.feed(view);
+      head = scanner.feed(view);
     } catch (e) {
       if (!isSwitchboardError(e)) throw e;
       refuse(d, (e as { result?: ResultCode }).result ?? 'bad_request', e.message);
       return;
     }
     if (head === undefined) {
+      d.scanner = scanner; // the rest of the head comes in a later read
       d.pending = view;
       break;
     }
-    d.scanner.reset();
+    releaseHeadScanner(scanner);
     const consumed = route(d, head, view);
     if (consumed < 0) return;
     from = off;
@@ -94,6 +98,7 @@ function flush(d: PerRequestDriver, buf: Buffer, from: number, to: number): void
   if (d.exchange !== undefined) d.exchange.record.bytesIn += to - from;
   const link = d.link;
   if (link === undefined || link.socket.destroyed) return;
+  link.activity++;
   const ok = link.socket.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
   if (!ok && !d.upBlocked) {
     d.upBlocked = true;

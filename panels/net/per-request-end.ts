@@ -13,10 +13,13 @@
  *    client_closed before the connection ends.
  */
 import { endWithLinger } from '../../src/answer.ts';
+import { channels } from '../../src/diagnostics.ts';
+import type { PanelRuntime } from '../../src/engine.ts';
 import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
 import { errorResponse, statusOf } from '../../src/respond.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
+import { stopIdle } from './per-request-idle.ts';
 import { setLink } from './per-request-route.ts';
 
 /** Graceful shutdown: between requests close now; otherwise after the current response. */
@@ -31,7 +34,7 @@ export function drain(d: PerRequestDriver): void {
  * none of it went out).
  */
 export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): void {
-  const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, d.s.requestLog);
+  const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, requestLog(d));
   d.exchange = undefined;
   // The access line counts the answer the client gets (nothing of a response went out before it).
   if (!d.client.destroyed) ex.record.bytesOut += errorResponse(code)?.length ?? 0;
@@ -97,7 +100,7 @@ export function onError(d: PerRequestDriver): void {
   abort(d, 'client_error');
 }
 
-/** The client's 'timeout' listener (idleTimeout). */
+/** No traffic within idleTimeout (per-request-idle.ts). */
 export function onTimeout(d: PerRequestDriver): void {
   d.exchange?.finish('idle_timeout');
   d.exchange = undefined;
@@ -136,8 +139,24 @@ export function failed(d: PerRequestDriver, err: unknown): void {
 export function finish(d: PerRequestDriver): void {
   if (d.finished) return;
   d.finished = true;
-  d.undrain();
+  d.s.runtime.drain.remove(d);
+  stopIdle(d);
   if (d.linger !== undefined) clearTimeout(d.linger);
   const result = d.result;
-  d.s.finish(result, result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined);
+  const s = d.s;
+  const r = s.connection;
+  r.result = result;
+  const status = result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined;
+  if (status !== undefined && status > 0) r.status = status;
+  r.durationMs = Math.round((performance.now() - s.conn.acceptedAt) * 1000) / 1000;
+  r.bytesIn = s.client.bytesRead;
+  r.bytesOut = s.client.bytesWritten;
+  if (!s.requestLines) s.runtime.accessLog(r);
+  if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record: r });
+  s.conn.done();
+}
+
+/** Where an exchange's per-request line goes: the runtime's access log, or nowhere (connection lines). */
+export function requestLog(d: PerRequestDriver): PanelRuntime | undefined {
+  return d.s.requestLines ? d.s.runtime : undefined;
 }

@@ -14,11 +14,12 @@
  *
  * Events from a link that is no longer the current one (pooled, replaced) only remove it.
  */
-import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
+import { releaseTracker } from '../../src/peek/body-tracker.ts';
 import { splice } from '../../src/splice.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
 import { abort, close, finish, refuse } from './per-request-end.ts';
+import { stopIdle } from './per-request-idle.ts';
 import { setLink } from './per-request-route.ts';
 import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
 
@@ -26,7 +27,9 @@ import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
 export function requestSent(d: PerRequestDriver): void {
   const ex = d.exchange!;
   ex.requestDone = true;
+  const body = d.body;
   d.body = undefined;
+  if (body !== undefined) releaseTracker(body);
   if (ex.responseDone) complete(d);
   else d.state = 'wait';
 }
@@ -46,9 +49,9 @@ function complete(d: PerRequestDriver): void {
   else d.state = 'head';
 }
 
-export function responseHead(d: PerRequestDriver, link: UpstreamLink, head: Http1ResponseHead): void {
+export function responseHead(d: PerRequestDriver, link: UpstreamLink, status: number): void {
   if (link !== d.link || d.exchange === undefined) return;
-  if (head.status >= 200 || head.status === 101) d.exchange.record.status = head.status;
+  if (status >= 200 || status === 101) d.exchange.record.status = status;
 }
 
 export function responseDone(d: PerRequestDriver, link: UpstreamLink): void {
@@ -74,8 +77,7 @@ export function tunnel(d: PerRequestDriver, link: UpstreamLink): void {
   const c = d.client;
   c.removeListener('data', d.onData);
   c.removeListener('end', d.onEnd);
-  c.removeListener('timeout', d.onTimeout);
-  c.setTimeout(0);
+  stopIdle(d);
   setLink(d, undefined);
   d.pool.destroyAll();
   const pending = d.pending;

@@ -16,7 +16,7 @@
  *    like a failed connect (431 for an AUTHORITY longer than a host name).
  */
 import { isSwitchboardError } from '../../src/errors.ts';
-import { BodyTracker } from '../../src/peek/body-tracker.ts';
+import { takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
@@ -24,7 +24,7 @@ import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/ups
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { flow, frame } from './per-request-client.ts';
-import { failed, refuse } from './per-request-end.ts';
+import { failed, refuse, requestLog } from './per-request-end.ts';
 import { linkKey, UpstreamLink } from './upstream-link.ts';
 import { firstPick } from './upstream-pool.ts';
 
@@ -45,11 +45,10 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
     refuse(d, 'bad_request', e.message);
     return -1;
   }
-  const ex = new Exchange(s.listener.name, clientOf(d, request), s.requestLog, head, request);
+  const ex = new Exchange(s.listener.name, clientOf(d, request), requestLog(d), head, request);
   d.exchange = ex;
-  if (d.tracker === undefined) d.tracker = new BodyTracker(head.bodyFraming);
-  else d.tracker.reset(head.bodyFraming);
-  const body = d.tracker;
+  // Given back when the body is done (per-request-exchange.ts requestSent); a refused head's is dropped.
+  const body = takeTracker(head.bodyFraming);
   let fed: number;
   try {
     fed = body.feed(view, head.headLength);

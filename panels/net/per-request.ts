@@ -38,18 +38,23 @@
  *   per-request-end.ts       the router's answers, closes and aborts, client errors, drain, the last line
  */
 import type { Socket } from 'node:net';
-import type { ListenerConfig } from '../../src/config/schema.ts';
+import { clientAddressing } from '../../src/client-ip.ts';
+import { type ListenerConfig, writesRequestLines } from '../../src/config/schema.ts';
+import type { Drainable } from '../../src/drain.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
 import type { GrowBuffer } from '../../src/peek/grow-buffer.ts';
-import { type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
-import type { Http1ResponseHead } from '../../src/peek/http1-response.ts';
+import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
+import { http1Requests } from '../../src/peek/to-request.ts';
+import type { ProxyHeader } from '../../src/proxy-protocol/index.ts';
 import type { Request } from '../../src/types.ts';
 import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
-import { drain, failed, onClose, onError, onTimeout } from './per-request-end.ts';
+import { drain, failed, onClose, onError } from './per-request-end.ts';
 import { broken, closed, responseDone, responseHead, tunnel } from './per-request-exchange.ts';
+import { type IdleTicker, startIdle } from './per-request-idle.ts';
 import { route } from './per-request-route.ts';
 import type { LinkBreak, LinkOwner, LinkSettings, UpstreamLink } from './upstream-link.ts';
 import { UpstreamPool } from './upstream-pool.ts';
@@ -60,17 +65,42 @@ export interface PerRequestStart {
   readonly listener: ListenerConfig;
   readonly runtime: PanelRuntime;
   readonly engine: Engine;
+  /** The listener pipeline's connection: its accept time, and `done()` once it has closed. */
+  readonly conn: Connection;
   /** The connection's access record (filled with the first request's route). */
   readonly connection: AccessRecord;
   /** Builds the Request of a later head (same connection facts); throws peer errors. */
   readonly requestFor: (head: Http1Head) => Request;
-  /** Ends the connection once, after the client socket has closed (its line, in connection mode). */
-  readonly finish: (result: string, status?: number, reason?: string) => void;
   /**
-   * Writes the per-request access line of `record` (a copy with `line: 'request'`; nothing when
-   * the access log is off); undefined when the config writes connection lines.
+   * True when the config writes a per-request access line for each exchange (a copy of its
+   * record with `line: 'request'`; nothing when the access log is off) and none for the
+   * connection; false: one connection line.
    */
-  readonly requestLog: ((record: AccessRecord) => void) | undefined;
+  readonly requestLines: boolean;
+}
+
+/**
+ * The start of a per-request connection handed over by connection.ts: built here, outside the
+ * panel's connection handler, so that the driver keeps none of that handler's closures (issue
+ * 18: what an idle connection keeps).
+ */
+export function perRequestStart(
+  conn: Connection,
+  runtime: PanelRuntime,
+  record: AccessRecord,
+  proxy: ProxyHeader | undefined,
+): PerRequestStart {
+  const { socket, listener, engine } = conn;
+  return {
+    client: socket,
+    listener,
+    runtime,
+    engine,
+    conn,
+    connection: record,
+    requestFor: http1Requests(proxy, { listener: listener.name, socket, addressing: clientAddressing(listener) }),
+    requestLines: writesRequestLines(engine.loaded.config),
+  };
 }
 
 /**
@@ -110,6 +140,7 @@ function dispatch(socket: Socket, step: (d: PerRequestDriver) => void): void {
 function clientData(this: Socket, chunk: Buffer): void {
   const d = drivers.get(this);
   if (d === undefined) return;
+  d.activity++;
   try {
     onData(d, chunk);
   } catch (err) {
@@ -123,10 +154,6 @@ function clientEnd(this: Socket): void {
 
 function clientError(this: Socket): void {
   dispatch(this, onError);
-}
-
-function clientTimeout(this: Socket): void {
-  dispatch(this, onTimeout);
 }
 
 function clientClose(this: Socket): void {
@@ -144,10 +171,11 @@ export type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closin
  * else touches it). The client's listeners are made once here, so removing them works and the
  * hot path allocates no closures.
  */
-export class PerRequestDriver implements LinkOwner {
+export class PerRequestDriver implements LinkOwner, Drainable {
   readonly s: PerRequestStart;
   readonly client: Socket;
-  readonly scanner: Http1HeadScanner;
+  /** The scanner of a head split across reads (scanner-spares.ts: none between heads). */
+  scanner: Http1HeadScanner | undefined;
   readonly pool = new UpstreamPool();
   readonly settings: LinkSettings;
   state: State = 'head';
@@ -162,8 +190,6 @@ export class PerRequestDriver implements LinkOwner {
   carry: GrowBuffer | undefined;
   carried: Buffer | undefined;
   body: BodyTracker | undefined;
-  /** The body tracker of every request on this connection (reset per head; made on the first). */
-  tracker: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
   /** The access record's client of the last request (`ip:port`) and the address it names. */
@@ -182,18 +208,22 @@ export class PerRequestDriver implements LinkOwner {
   begun = false;
   /** The connection's end was reported (finish runs once, even after an internal error). */
   finished = false;
-  readonly undrain: () => void;
+  /** Client reads, and the idle tick's view of them (per-request-idle.ts). */
+  activity = 0;
+  seen = 0;
+  quiet = 0;
+  idleTicker: IdleTicker | undefined;
   // The client's listeners are shared by every driver (one function each, found again through
   // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
   // removeListener names them.
   readonly onData = clientData;
   readonly onEnd = clientEnd;
   readonly onError = clientError;
-  readonly onTimeout = clientTimeout;
   readonly onClose = clientClose;
   readonly onUpDrain = (): void => {
     try {
       this.upBlocked = false;
+      if (this.link !== undefined) this.link.activity++;
       flow(this);
     } catch (err) {
       failed(this, err);
@@ -204,12 +234,10 @@ export class PerRequestDriver implements LinkOwner {
     this.s = s;
     this.client = s.client;
     const { limits } = s.engine;
-    this.scanner = new Http1HeadScanner(limits.maxHeaderBytes, s.listener.pathNormalization);
     this.settings = {
       client: s.client,
       registry: s.runtime.registry,
       maxHeaderBytes: limits.maxHeaderBytes,
-      idleTimeout: limits.idleTimeout,
     };
     const c = s.client;
     drivers.set(c, this);
@@ -217,15 +245,19 @@ export class PerRequestDriver implements LinkOwner {
     c.on('end', this.onEnd);
     c.on('error', this.onError);
     c.once('close', this.onClose);
-    c.on('timeout', this.onTimeout);
-    if (limits.idleTimeout > 0) c.setTimeout(limits.idleTimeout);
-    this.undrain = s.runtime.drain.register({ drain: () => drain(this) });
+    startIdle(this, limits.idleTimeout);
+    s.runtime.drain.add(this);
+  }
+
+  /** Drainable (src/drain.ts): graceful shutdown, per-request-end.ts drain. */
+  drain(): void {
+    drain(this);
   }
 
   // LinkOwner: what the current (or a pooled) link reports; per-request-exchange.ts.
-  responseHead(link: UpstreamLink, head: Http1ResponseHead): void {
+  responseHead(link: UpstreamLink, status: number): void {
     try {
-      responseHead(this, link, head);
+      responseHead(this, link, status);
     } catch (err) {
       failed(this, err);
     }

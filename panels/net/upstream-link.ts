@@ -25,8 +25,9 @@ import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../../src/backend-registry.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
-import { BodyTracker } from '../../src/peek/body-tracker.ts';
-import { type Http1ResponseHead, Http1ResponseScanner } from '../../src/peek/http1-response.ts';
+import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
+import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
+import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
 import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/types.ts';
 
 /** Why a busy link stopped before its response was complete. */
@@ -34,8 +35,8 @@ export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 
 
 /** What the driver hears from a link. */
 export interface LinkOwner {
-  /** A response head (interim or final) is about to be forwarded. */
-  responseHead(link: UpstreamLink, head: Http1ResponseHead): void;
+  /** A response head (interim or final) with `status` is about to be forwarded. */
+  responseHead(link: UpstreamLink, status: number): void;
   /** The response to the armed request has been written to the client. */
   responseDone(link: UpstreamLink): void;
   /** 101 or a 2xx to CONNECT was written to the client: the link is now an opaque tunnel. */
@@ -51,7 +52,6 @@ export interface LinkSettings {
   readonly client: Socket;
   readonly registry: BackendRegistry;
   readonly maxHeaderBytes: number;
-  readonly idleTimeout: number;
 }
 
 /**
@@ -80,16 +80,23 @@ export class UpstreamLink {
   #closeDelimited = false;
   /** Response bytes written to the client since the last `expect`. */
   bytesOut = 0;
+  /**
+   * Traffic count (reads, drains, and the request bytes the driver writes) and the idle tick's
+   * view of it (per-request-idle.ts: the link's idle timeout).
+   */
+  activity = 0;
+  seen = 0;
+  quiet = 0;
   readonly #settings: LinkSettings;
   readonly #owner: LinkOwner;
   readonly #outlier: OutlierStatus | undefined;
-  readonly #scanner: Http1ResponseScanner;
+  /** The scanner of a response head split across reads (scanner-spares.ts: none between heads). */
+  #scanner: Http1ResponseScanner | undefined;
   #method: string | undefined;
   #upgradeTo: readonly string[] = [];
   #pendingHead: Buffer | undefined;
+  /** The response body's tracker, taken per response and given back when it is done. */
   #body: BodyTracker | undefined;
-  /** The body tracker of every response on this link (reset per response; made on the first). */
-  #tracker: BodyTracker | undefined;
   #gone = false;
   #waitingDrain = false;
   /** The cluster the link was opened for (outlier verdicts are per cluster and backend). */
@@ -111,14 +118,11 @@ export class UpstreamLink {
     this.#settings = settings;
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
-    this.#scanner = new Http1ResponseScanner(settings.maxHeaderBytes);
     links.set(socket, this);
     socket.on('data', linkData);
     socket.on('end', linkEnd);
     socket.on('error', linkError);
     socket.once('close', linkClose);
-    socket.on('timeout', linkTimeout);
-    if (settings.idleTimeout > 0) socket.setTimeout(settings.idleTimeout);
     socket.resume();
   }
 
@@ -135,7 +139,7 @@ export class UpstreamLink {
     this.#method = method;
     this.#upgradeTo = upgradeTo;
     this.bytesOut = 0;
-    this.#scanner.reset();
+    this.#scanner = undefined;
     this.#pendingHead = undefined;
     this.#body = undefined;
   }
@@ -144,8 +148,6 @@ export class UpstreamLink {
   detach(): void {
     this.socket.removeListener('data', linkData);
     this.socket.removeListener('end', linkEnd);
-    this.socket.removeListener('timeout', linkTimeout);
-    this.socket.setTimeout(0);
     this.#method = undefined;
     this.#gone = true;
   }
@@ -158,6 +160,7 @@ export class UpstreamLink {
 
   /** The socket's 'data' (through linkData). */
   onData(chunk: Buffer): void {
+    this.activity++;
     if (this.#method === undefined) {
       // Nothing was asked: a backend talking out of turn cannot be framed, so it is dropped.
       this.destroy();
@@ -184,27 +187,34 @@ export class UpstreamLink {
     while (off < buf.length) {
       if (this.#body === undefined) {
         const view = off === 0 ? buf : buf.subarray(off);
-        const head = this.#scanner.feed(view, method, this.#upgradeTo);
+        const scanner = this.#scanner ?? takeResponseScanner(this.#settings.maxHeaderBytes);
+        this.#scanner = undefined;
+        const head = scanner.feed(view, method, this.#upgradeTo);
         if (head === undefined) {
+          this.#scanner = scanner; // the rest of the head comes in a later read
           this.#pendingHead = view;
           break;
         }
-        this.#scanner.reset();
         off += head.headLength;
-        this.#sawHead(head);
-        if (head.bodyFraming.kind === 'tunnel') {
+        const status = head.status;
+        const kind = head.bodyFraming.kind;
+        this.#sawHead(status);
+        if (kind === 'tunnel') {
+          releaseResponseScanner(scanner);
           this.#forward(buf, from, buf.length);
           this.detach();
           this.#owner.tunnel(this);
           return;
         }
-        if (head.status < 200) continue; // interim (100-continue, 103): the final head follows
-        this.#closeDelimited = head.bodyFraming.kind === 'close';
+        if (status < 200) {
+          releaseResponseScanner(scanner);
+          continue; // interim (100-continue, 103): the final head follows
+        }
+        this.#closeDelimited = kind === 'close';
         this.endsConnection = head.connectionClose || this.#closeDelimited;
         if (this.endsConnection) this.reusable = false;
-        if (this.#tracker === undefined) this.#tracker = new BodyTracker(head.bodyFraming);
-        else this.#tracker.reset(head.bodyFraming);
-        this.#body = this.#tracker;
+        this.#body = takeTracker(head.bodyFraming);
+        releaseResponseScanner(scanner); // the head is overwritten by the scanner's next taker
       } else {
         off += this.#body.feed(buf, off);
       }
@@ -219,18 +229,19 @@ export class UpstreamLink {
     this.#forward(buf, from, off);
   }
 
-  #sawHead(head: Http1ResponseHead): void {
-    if (this.#outlier !== undefined && head.status >= 200) {
-      if (this.#outlier.matches(head.status))
-        this.#settings.registry.responseFailed(this.jack.backend.id, this.#cluster);
+  #sawHead(status: number): void {
+    if (this.#outlier !== undefined && status >= 200) {
+      if (this.#outlier.matches(status)) this.#settings.registry.responseFailed(this.jack.backend.id, this.#cluster);
       else this.#settings.registry.responseSucceeded(this.jack.backend.id, this.#cluster);
     }
-    this.#owner.responseHead(this, head);
+    this.#owner.responseHead(this, status);
   }
 
   #responseDone(): void {
     this.#method = undefined;
+    const body = this.#body;
     this.#body = undefined;
+    if (body !== undefined) releaseTracker(body);
     this.#owner.responseDone(this);
   }
 
@@ -245,6 +256,7 @@ export class UpstreamLink {
     this.socket.pause();
     client.once('drain', () => {
       this.#waitingDrain = false;
+      this.activity++;
       if (!this.#gone) this.socket.resume();
     });
   }
@@ -268,7 +280,7 @@ export class UpstreamLink {
     this.socket.destroy();
   }
 
-  /** The socket's 'timeout' (through linkTimeout). */
+  /** No traffic within idleTimeout (per-request-idle.ts). */
   onTimeout(): void {
     if (this.#method !== undefined) this.#break('idle_timeout', 'no traffic within idleTimeout');
     else this.destroy();
@@ -309,9 +321,6 @@ function linkEnd(this: Socket): void {
 }
 function linkError(this: Socket, err: Error): void {
   links.get(this)?.onError(err);
-}
-function linkTimeout(this: Socket): void {
-  links.get(this)?.onTimeout();
 }
 function linkClose(this: Socket): void {
   links.get(this)?.onClose();

@@ -36,6 +36,11 @@ export class UpstreamPool<L extends PooledLink = UpstreamLink> {
     return [...this.#idle.keys()];
   }
 
+  /** The idle links, least recently used first (the idle tick, per-request-idle.ts). */
+  values(): IterableIterator<L> {
+    return this.#idle.values();
+  }
+
   /** Removes and returns the idle link for `key`, if one is still open. */
   take(key: string): L | undefined {
     const link = this.#idle.get(key);

@@ -220,6 +220,27 @@ export class BodyTracker {
   }
 }
 
+const spareTrackers: BodyTracker[] = [];
+/** Spares kept at most: enough for the bodies in flight at once on a busy router. */
+const MAX_SPARE_TRACKERS = 64;
+
+/**
+ * A tracker (default limits) for one message framed by `framing`: a spare one reset, else new.
+ * A connection takes one per message body and gives it back when the body is done, so between
+ * messages it holds none (issue 18: what an idle connection keeps).
+ */
+export function takeTracker(framing: BodyFraming): BodyTracker {
+  return spareTrackers.pop()?.reset(framing) ?? new BodyTracker(framing);
+}
+
+/**
+ * Gives back a tracker taken with `takeTracker`, once, when its message is done and the caller
+ * has dropped every reference to it (a tracker in two hands would frame two messages at once).
+ */
+export function releaseTracker(tracker: BodyTracker): void {
+  if (spareTrackers.length < MAX_SPARE_TRACKERS) spareTrackers.push(tracker);
+}
+
 /** Value of a hex digit char code, or -1. */
 function hexDigit(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;

@@ -50,25 +50,59 @@ export interface Http1ResponseHead {
   readonly connectionClose: boolean;
 }
 
+/** The head `feed` fills: one per scanner, valid until its next `feed` (nothing allocated per response). */
+interface MutableHead {
+  status: number;
+  versionMinor: 0 | 1;
+  headLength: number;
+  bodyFraming: BodyFraming;
+  connectionClose: boolean;
+}
+
 /** Incremental response-head peek; `reset()` before the next response. */
 export class Http1ResponseScanner {
   readonly #scanner: HeadScanner;
+  readonly #head: MutableHead = {
+    status: 0,
+    versionMinor: 1,
+    headLength: 0,
+    bodyFraming: NO_BODY,
+    connectionClose: false,
+  };
+  /** The framing of a response with a Content-Length, reused like the head. */
+  readonly #length: { kind: 'length'; length: number } = { kind: 'length', length: 0 };
+
+  readonly #max: number;
 
   constructor(maxHeaderBytes: number) {
     this.#scanner = new HeadScanner('response', maxHeaderBytes);
+    this.#max = maxHeaderBytes;
+  }
+
+  /** The head size limit it was made with (takeResponseScanner). */
+  get maxHeaderBytes(): number {
+    return this.#max;
   }
 
   /**
    * Feeds the accumulated buffer; undefined means "need more bytes". `upgradeTo` is what the
-   * request offered to switch to (Http1Head.upgradeTo; empty: it did not ask to upgrade).
+   * request offered to switch to (Http1Head.upgradeTo; empty: it did not ask to upgrade). The
+   * head returned is this scanner's own, valid until the next `feed`.
    */
   feed(buf: Buffer, requestMethod: string, upgradeTo: readonly string[] = NONE): Http1ResponseHead | undefined {
     const end = this.#scanner.scan(buf);
     if (end === -1) return undefined;
-    return parseResponse(buf, this.#scanner.start, this.#scanner.startLineEnd, end, {
-      method: requestMethod,
+    parseResponse(
+      buf,
+      this.#scanner.start,
+      this.#scanner.startLineEnd,
+      end,
+      requestMethod,
       upgradeTo,
-    });
+      this.#head,
+      this.#length,
+    );
+    return this.#head;
   }
 
   /** Starts over for a new head at offset 0 of the next buffer. */
@@ -85,12 +119,6 @@ export function peekHttp1Response(
   upgradeTo: readonly string[] = NONE,
 ): Http1ResponseHead | undefined {
   return new Http1ResponseScanner(maxHeaderBytes).feed(buf, requestMethod, upgradeTo);
-}
-
-/** What the response answers: the request's method and the protocols it offered in Upgrade. */
-interface Asked {
-  readonly method: string;
-  readonly upgradeTo: readonly string[];
 }
 
 function bad(what: string): Error {
@@ -127,15 +155,69 @@ function nameIs(buf: Buffer, from: number, length: number, name: Uint8Array): bo
   return true;
 }
 
-/** The framing fields' values (as strings: they are few and short); every other field stays bytes. */
-interface Framing {
-  connection: string[] | undefined;
-  te: string[] | undefined;
-  cl: string[] | undefined;
-  upgrade: string[] | undefined;
+/**
+ * Where a framing field's lines are: the first one's value as offsets into the head's buffer
+ * (most heads carry each at most once: no string is made), later ones as strings with it.
+ */
+interface Field {
+  count: number;
+  from: number;
+  to: number;
+  more: string[] | undefined;
+}
+
+/** The four framing fields of the head being parsed (one set: parsing is synchronous). */
+const CL: Field = { count: 0, from: 0, to: 0, more: undefined };
+const CONN: Field = { count: 0, from: 0, to: 0, more: undefined };
+const TE: Field = { count: 0, from: 0, to: 0, more: undefined };
+const UPG: Field = { count: 0, from: 0, to: 0, more: undefined };
+
+function clear(f: Field): void {
+  f.count = 0;
+  f.more = undefined;
+}
+
+/** Notes a line of the field with its value at bytes [v, e). */
+function keep(f: Field, buf: Buffer, v: number, e: number): void {
+  if (f.count++ === 0) {
+    f.from = v;
+    f.to = e;
+    return;
+  }
+  if (f.more === undefined) f.more = [buf.toString('latin1', f.from, f.to)];
+  f.more.push(buf.toString('latin1', v, e));
+}
+
+/** The field's values as strings, in order (the rare paths: several lines, unusual values). */
+function values(f: Field, buf: Buffer): string[] {
+  if (f.count === 0) return EMPTY;
+  return f.more ?? [buf.toString('latin1', f.from, f.to)];
+}
+
+/** True when the field is one line whose value is `word` in any case. */
+function onlyIs(f: Field, buf: Buffer, word: Uint8Array): boolean {
+  return f.count === 1 && nameIs(buf, f.from, f.to - f.from, word);
 }
 
 const EMPTY: string[] = [];
+const KEEP_ALIVE = bytesOf('keep-alive');
+const CLOSE = bytesOf('close');
+const CHUNKED_WORD = bytesOf('chunked');
+const MAX_CL_DIGITS = 15;
+const CLOSE_DELIMITED: BodyFraming = Object.freeze({ kind: 'close' });
+const TUNNEL: BodyFraming = Object.freeze({ kind: 'tunnel' });
+
+/** The Content-Length of one line of digits, read on its bytes; -1 for anything else. */
+function digitsOf(f: Field, buf: Buffer): number {
+  if (f.count !== 1 || f.to === f.from || f.to - f.from > MAX_CL_DIGITS) return -1;
+  let n = 0;
+  for (let i = f.from; i < f.to; i++) {
+    const c = buf[i]!;
+    if (c < ZERO || c > NINE) return -1;
+    n = n * 10 + (c - ZERO);
+  }
+  return n;
+}
 
 /** `HTTP/1.0|1.1 SP 3DIGIT [SP reason]` on bytes [start, lineEnd); returns the status code. */
 function statusLine(buf: Buffer, start: number, lineEnd: number): number {
@@ -166,7 +248,7 @@ function isDigit(c: number): boolean {
  * Checks field line number `n`, bytes [from, to), by the rules of `parseFieldLine` (same order,
  * same messages) and keeps the value of a framing field.
  */
-function fieldLine(buf: Buffer, from: number, to: number, n: number, f: Framing): void {
+function fieldLine(buf: Buffer, from: number, to: number, n: number): void {
   const first = buf[from]!;
   if (first === SP || first === HT) {
     const what = n === 1 ? 'whitespace-led line after the start line' : 'obs-fold (line folding)';
@@ -191,71 +273,87 @@ function fieldLine(buf: Buffer, from: number, to: number, n: number, f: Framing)
     if ((c < SP && c !== HT) || c === 0x7f) throw bad(`control byte 0x${hex(c)} in value of header ${n} at byte ${i}`);
   }
   const length = colon - from;
-  if (nameIs(buf, from, length, CONTENT_LENGTH)) f.cl = keep(f.cl, buf, v, e);
-  else if (nameIs(buf, from, length, CONNECTION)) f.connection = keep(f.connection, buf, v, e);
-  else if (nameIs(buf, from, length, TRANSFER_ENCODING)) f.te = keep(f.te, buf, v, e);
-  else if (nameIs(buf, from, length, UPGRADE)) f.upgrade = keep(f.upgrade, buf, v, e);
-}
-
-/** `list` with the value at bytes [v, e) appended (a new list for the first one). */
-function keep(list: string[] | undefined, buf: Buffer, v: number, e: number): string[] {
-  const value = buf.toString('latin1', v, e);
-  if (list === undefined) return [value];
-  list.push(value);
-  return list;
+  if (nameIs(buf, from, length, CONTENT_LENGTH)) keep(CL, buf, v, e);
+  else if (nameIs(buf, from, length, CONNECTION)) keep(CONN, buf, v, e);
+  else if (nameIs(buf, from, length, TRANSFER_ENCODING)) keep(TE, buf, v, e);
+  else if (nameIs(buf, from, length, UPGRADE)) keep(UPG, buf, v, e);
 }
 
 /**
  * Parses and validates a complete head: bytes [start, end) of `buf`, the status line ending at
- * `lineEnd`. Bytes only: the one strings made are the framing fields' values.
+ * `lineEnd`, into `head` (`length`: the framing object it may point at). Bytes only: strings are
+ * made only for framing fields that repeat or carry an unusual value.
  */
-function parseResponse(buf: Buffer, start: number, lineEnd: number, end: number, asked: Asked): Http1ResponseHead {
+function parseResponse(
+  buf: Buffer,
+  start: number,
+  lineEnd: number,
+  end: number,
+  method: string,
+  upgradeTo: readonly string[],
+  head: MutableHead,
+  length: { kind: 'length'; length: number },
+): void {
   const status = statusLine(buf, start, lineEnd);
   const versionMinor = buf[start + 7] === ONE ? 1 : 0;
   if (status < 100) throw bad(`status ${status} out of range`);
-  const f: Framing = { connection: undefined, te: undefined, cl: undefined, upgrade: undefined };
+  clear(CL);
+  clear(CONN);
+  clear(TE);
+  clear(UPG);
   // Field lines: [lineEnd + 2, end - 2), separated by CRLF (the scanner refused bare CR and LF).
   const last = end - 2;
   let from = lineEnd + 2;
   for (let n = 1; from < last; n++) {
     let to = from;
     while (to < last && buf[to] !== CR) to++;
-    fieldLine(buf, from, to, n, f);
+    fieldLine(buf, from, to, n);
     from = to + 2;
   }
-  if (status === 101) checkSwitch(f.upgrade ?? EMPTY, asked.upgradeTo);
+  if (status === 101) checkSwitch(values(UPG, buf), upgradeTo);
   let close = versionMinor === 0;
-  if (f.connection !== undefined) {
-    const only = f.connection.length === 1 ? f.connection[0]!.toLowerCase() : '';
-    if (only === 'keep-alive') close = false;
-    else if (only === 'close') close = true;
+  if (CONN.count > 0) {
+    if (onlyIs(CONN, buf, KEEP_ALIVE)) close = false;
+    else if (onlyIs(CONN, buf, CLOSE)) close = true;
     else {
-      const tokens = connectionTokens(f.connection);
+      const tokens = connectionTokens(values(CONN, buf));
       close = tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive'));
     }
   }
-  return {
-    status,
-    versionMinor,
-    headLength: end,
-    bodyFraming: responseFraming(status, versionMinor, asked.method, f.te ?? EMPTY, f.cl ?? EMPTY),
-    connectionClose: close,
-  };
+  head.status = status;
+  head.versionMinor = versionMinor;
+  head.headLength = end;
+  head.bodyFraming = responseFraming(status, versionMinor, method, buf, length);
+  head.connectionClose = close;
 }
 
 /** RFC 9112 §6.3 in order; see the header comment, steps 3–4. */
-function responseFraming(status: number, versionMinor: 0 | 1, method: string, te: string[], cl: string[]): BodyFraming {
-  if (status === 101 || (method === 'CONNECT' && status >= 200 && status < 300)) return { kind: 'tunnel' };
-  if (te.length > 0 && cl.length > 0) throw bad('both Transfer-Encoding and Content-Length');
-  if (te.length > 0 && versionMinor === 0) throw bad('Transfer-Encoding in an HTTP/1.0 response');
+function responseFraming(
+  status: number,
+  versionMinor: 0 | 1,
+  method: string,
+  buf: Buffer,
+  framing: { kind: 'length'; length: number },
+): BodyFraming {
+  if (status === 101 || (method === 'CONNECT' && status >= 200 && status < 300)) return TUNNEL;
+  const te = TE.count > 0;
+  if (te && CL.count > 0) throw bad('both Transfer-Encoding and Content-Length');
+  if (te && versionMinor === 0) throw bad('Transfer-Encoding in an HTTP/1.0 response');
   // Framing headers are validated even where they do not apply, so a bad one always fails.
-  const length = cl.length > 0 ? parseContentLength(cl, WHO) : -1;
-  const chunked = te.length > 0 ? endsChunked(te) : false;
+  let length = -1;
+  if (CL.count > 0) {
+    length = digitsOf(CL, buf);
+    if (length < 0) length = parseContentLength(values(CL, buf), WHO);
+  }
+  const chunked = te ? onlyIs(TE, buf, CHUNKED_WORD) || endsChunked(values(TE, buf)) : false;
   if (method === 'HEAD' || status < 200 || status === 204 || status === 304) return NO_BODY;
-  if (te.length > 0) return chunked ? CHUNKED : { kind: 'close' };
+  if (te) return chunked ? CHUNKED : CLOSE_DELIMITED;
   if (length === 0) return NO_BODY;
-  if (length > 0) return { kind: 'length', length };
-  return { kind: 'close' };
+  if (length > 0) {
+    framing.length = length;
+    return framing;
+  }
+  return CLOSE_DELIMITED;
 }
 
 /** A 101 must answer an upgrade request and switch to a protocol it offered (step 5). */

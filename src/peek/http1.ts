@@ -78,11 +78,18 @@ export interface Http1Head {
 export class Http1HeadScanner {
   readonly #scanner: HeadScanner;
   readonly #paths: PathNormalization;
+  readonly #max: number;
 
   /** `paths`: the listener's `pathNormalization` (src/peek/path.ts). */
   constructor(maxHeaderBytes: number, paths: PathNormalization = DEFAULT_PATH_NORMALIZATION) {
     this.#scanner = new HeadScanner('request', maxHeaderBytes);
     this.#paths = paths;
+    this.#max = maxHeaderBytes;
+  }
+
+  /** True when this scanner was made for these settings (takeHeadScanner). */
+  fits(maxHeaderBytes: number, paths: PathNormalization): boolean {
+    return this.#max === maxHeaderBytes && this.#paths === paths;
   }
 
   /** Feeds the accumulated buffer (starting at the head); undefined means "need more bytes". */

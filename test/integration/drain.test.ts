@@ -44,6 +44,21 @@ describe('DrainSet', () => {
     set.register({ drain: () => calls.push('late') });
     expect(calls).toEqual(['b', 'late']);
   });
+
+  it('add/remove: the same without an unregister closure', () => {
+    const set = new DrainSet();
+    const calls: string[] = [];
+    const a = { drain: () => calls.push('a') };
+    set.add(a);
+    set.add({ drain: () => calls.push('b') });
+    set.remove(a);
+    expect(set.size).toBe(1);
+    set.drainAll();
+    expect(calls).toEqual(['b']);
+    set.add({ drain: () => calls.push('late') });
+    expect(calls).toEqual(['b', 'late']);
+    expect(set.size).toBe(0);
+  });
 });
 
 describe('graceful close (in process)', () => {

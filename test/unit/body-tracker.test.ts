@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../../src/errors.ts';
-import { BodyTracker } from '../../src/peek/body-tracker.ts';
+import { BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { BodyFraming } from '../../src/peek/http1-fields.ts';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
@@ -347,5 +347,20 @@ describe('BodyTracker: other framings (RFC 9112 §6.3)', () => {
     // A bad size after a reset is reported at the new message's offset, not the old one's.
     t.reset(CHUNKED);
     expect(() => t.feed(b('zz'))).toThrow(/at byte 0|offset 0|0x7a/);
+  });
+});
+
+describe('takeTracker / releaseTracker', () => {
+  it('lends a released tracker again, reset for the next message; one taker at a time', () => {
+    const a = takeTracker({ kind: 'chunked' });
+    a.feed(b('5\r\nhel')); // mid-chunk
+    releaseTracker(a);
+    const again = takeTracker({ kind: 'length', length: 3 });
+    expect(again).toBe(a);
+    expect(again.done).toBe(false);
+    expect(again.feed(b('abcdef'))).toBe(3);
+    expect(again.done).toBe(true);
+    // Taken: the next taker gets another one.
+    expect(takeTracker({ kind: 'none' })).not.toBe(again);
   });
 });

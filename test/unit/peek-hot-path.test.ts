@@ -29,7 +29,7 @@ describe('HTTP/1 hot path', () => {
     expect(() => peekHttp1(b('FROB / HTTP/1.1\r\nHost: x.test\r\n\r\n'), MAX)).toThrow(/llhttp/);
   });
 
-  it('frames a response head on its bytes: no decoder, strings only for framing fields', () => {
+  it('frames a response head on its bytes: no decoder, no string for single-line framing fields', () => {
     const decode = vi.spyOn(TextDecoder.prototype, 'decode');
     const stringify = vi.spyOn(Buffer.prototype, 'toString');
     const r = peekHttp1Response(
@@ -43,8 +43,8 @@ describe('HTTP/1 hot path', () => {
     expect(r?.bodyFraming).toEqual({ kind: 'length', length: 12 });
     expect(r?.connectionClose).toBe(false);
     expect(decode).not.toHaveBeenCalled();
-    // Content-Length and Connection: the two framing fields of six.
-    expect(stringify).toHaveBeenCalledTimes(2);
+    // Content-Length and Connection are read on their bytes too.
+    expect(stringify).not.toHaveBeenCalled();
   });
 
   it('builds every Request of a connection from addresses read once, the forwarded client per head', () => {
