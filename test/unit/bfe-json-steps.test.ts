@@ -30,7 +30,10 @@ function errorOf(f: () => unknown): string {
 const table = {
   defaultProduct: 'p1',
   conditions: { a: 'default_t()' },
-  products: { p1: { hosts: ['a.test', 'b.test'], rules: [{ cond: 'default_t()', cluster: 'c1' }] }, 2: { hosts: ['x'] } },
+  products: {
+    p1: { hosts: ['a.test', 'b.test'], rules: [{ cond: 'default_t()', cluster: 'c1' }] },
+    2: { hosts: ['x'] },
+  },
   clusters: { c1: { subclusters: { a: { weight: 1, backends: [{ address: '127.0.0.1:1' }] } } } },
 };
 
