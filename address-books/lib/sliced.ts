@@ -5,7 +5,7 @@
  * while a 10,000-host snapshot is compiled. The build itself never awaits: what it produces is
  * the same either way, and nothing the engine reads is touched until the caller swaps.
  *
- *   event loop:  [slice ≤ sliceMs][requests, timers][slice][requests, timers][slice] → snapshot
+ *   event loop:  [requests, timers][slice ≤ sliceMs][requests, timers][slice] … [slice][requests] → snapshot
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
@@ -20,16 +20,23 @@ export function runToEnd<T>(steps: Steps<T>): T {
   }
 }
 
-/** Runs `steps` in slices of about `sliceMs`, yielding the event loop between slices. */
+/**
+ * Runs `steps` in slices of about `sliceMs`, yielding the event loop between slices. The first
+ * slice starts in a turn of its own and the caller resumes in a turn of its own: a slice never
+ * shares its turn with the work before (a file's parse, the previous reload's swap) or after.
+ */
 export async function runSliced<T>(steps: Steps<T>, sliceMs = 4): Promise<T> {
   for (;;) {
+    await nextTurn();
     const until = performance.now() + sliceMs;
     for (;;) {
       const r = steps.next();
-      if (r.done) return r.value;
+      if (r.done) {
+        await nextTurn();
+        return r.value;
+      }
       if (performance.now() >= until) break;
     }
-    await nextTurn();
   }
 }
 

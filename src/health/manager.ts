@@ -45,8 +45,25 @@ function probePolicy(entry: HealthEntry): ProbePolicy {
   return mode === 'off' ? entry.policy : { ...entry.policy, proxyProtocol: mode };
 }
 
+/** Fingerprints by policy object and backend id: a reload mostly hands the same policy objects. */
+const fingerprints = new WeakMap<ProbePolicy, Map<string, string>>();
+
 /** Two entries with the same fingerprint are probed by one checker. */
 function fingerprint(id: string, p: ProbePolicy): string {
+  let byId = fingerprints.get(p);
+  if (byId === undefined) {
+    byId = new Map();
+    fingerprints.set(p, byId);
+  }
+  let f = byId.get(id);
+  if (f === undefined) {
+    f = fingerprintOf(id, p);
+    byId.set(id, f);
+  }
+  return f;
+}
+
+function fingerprintOf(id: string, p: ProbePolicy): string {
   const { type, interval, timeout, failNum, succNum, active, path, host, statusCode } = p;
   return JSON.stringify([
     id,
