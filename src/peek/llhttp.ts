@@ -19,6 +19,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 
 /** What llhttp saw in one head, or the reason it refused it. */
 export type LlhttpResult =
@@ -79,7 +80,20 @@ function wasmBytes(): Uint8Array {
 
 let wasm: Exports | undefined;
 
+/**
+ * V8 13.6 (Node 24) can abort the process (`V8_Fatal` in `ThreadIsolation::UnregisterWasmAllocation`,
+ * from `Runtime_TierUpWasmToJSWrapper` freeing dead import wrappers) when WASM→JS calls tier up
+ * their wrappers while several isolates, i.e. the worker panel's threads, run this module: seen as
+ * an intermittent SIGSEGV/SIGTRAP of worker-panel test processes, a core dump's stack is the one
+ * above. The callbacks above stay on V8's generic wrapper instead (no tier-up: the budget is never
+ * spent). The flag is process-wide and read when a module is instantiated, so it is set first.
+ */
+function keepGenericWasmWrappers(): void {
+  setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
+}
+
 function instantiate(): Exports {
+  keepGenericWasmWrappers();
   const mod = new Module(wasmBytes());
   const instance = new Instance(mod, {
     env: {
