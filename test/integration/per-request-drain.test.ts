@@ -3,22 +3,10 @@
  * closed at once, one with a request in flight gets its response and is closed after it — well
  * before drainTimeout, which is set long so that only the drain can explain the closes.
  */
-import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startHttpBackend } from '../harness/backend.ts';
 import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
-
-function openClient(port: number): { socket: Socket; received: () => string; closed: Promise<void> } {
-  const socket = connect({ port, host: '127.0.0.1' });
-  let data = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (d: string) => {
-    data += d;
-  });
-  socket.on('error', () => {});
-  const closed = new Promise<void>((r) => socket.once('close', () => r()));
-  return { socket, received: () => data, closed };
-}
+import { openClient } from './per-request-helpers.ts';
 
 describe('per-request connections during a graceful shutdown', () => {
   it('closes idle keep-alive connections now and busy ones after their current response', async () => {

@@ -4,7 +4,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import type { AccessRecord } from '../../src/log.ts';
 import { eventually, type TestRouter } from '../harness/router.ts';
 
@@ -115,4 +115,17 @@ export function splitResponses(
     at = end + 4 + length;
   }
   return out;
+}
+
+/** A raw client connection: what it received so far (latin1), and a promise of its close. */
+export function openClient(port: number): { socket: Socket; received: () => string; closed: Promise<void> } {
+  const socket = connect({ port, host: '127.0.0.1' });
+  let data = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (d: string) => {
+    data += d;
+  });
+  socket.on('error', () => {});
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  return { socket, received: () => data, closed };
 }

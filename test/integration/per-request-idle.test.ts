@@ -4,24 +4,11 @@
  * upstream with it; a body that keeps moving is not cut, however long it takes; an idle pooled
  * upstream link is closed while the client goes on with another backend.
  */
-import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
-import { type NamedBackend, noLeaks, startNamedBackend } from './per-request-helpers.ts';
+import { type NamedBackend, noLeaks, openClient, startNamedBackend } from './per-request-helpers.ts';
 
 const IDLE_MS = 400;
-
-function openClient(port: number): { socket: Socket; received: () => string; closed: Promise<void> } {
-  const socket = connect({ port, host: '127.0.0.1' });
-  let data = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (d: string) => {
-    data += d;
-  });
-  socket.on('error', () => {});
-  const closed = new Promise<void>((r) => socket.once('close', () => r()));
-  return { socket, received: () => data, closed };
-}
 
 const count = (text: string, what: string) => text.split(what).length - 1;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
