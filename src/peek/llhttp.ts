@@ -51,6 +51,11 @@ const { Module, Instance } = (globalThis as unknown as { WebAssembly: Wasm }).We
 
 interface Exports {
   readonly memory: { readonly buffer: ArrayBuffer };
+  readonly __indirect_function_table: {
+    readonly length: number;
+    get(i: number): { readonly name: string } | null;
+  };
+  llhttp_free(p: number): void;
   _initialize(): void;
   malloc(n: number): number;
   free(p: number): void;
@@ -120,7 +125,62 @@ function instantiate(): Exports {
   });
   const e = instance.exports as unknown as Exports;
   e._initialize();
+  dropUnusedCallbacks(mod, e);
   return e;
+}
+
+/** How many settings slots `dropUnusedCallbacks` cleared (tests read it: 5 with this build). */
+let dropped = 0;
+export function llhttpDroppedCallbacks(): number {
+  wasm ??= instantiate();
+  return dropped;
+}
+
+/** The callbacks llhttp need not call: only the URL, field names and the end of the head are read. */
+const UNUSED = new Set([
+  'wasm_on_message_begin',
+  'wasm_on_status',
+  'wasm_on_header_value',
+  'wasm_on_body',
+  'wasm_on_message_complete',
+]);
+
+/**
+ * Clears the settings slots of the callbacks nobody reads, so llhttp skips those calls (its
+ * `CALLBACK_MAYBE` treats an empty slot as "continue"): one WASM→JS call per field line and three
+ * per head fewer. The build's settings struct is static and shared by every parser; it is found
+ * through a parser's `settings` pointer and each slot is identified, not assumed: a slot holds a
+ * function-table index, the table's entry is named by its function index (the WebAssembly JS API
+ * names exported functions so), and imported functions take the first indices in import order.
+ * A slot that is not one of ours is left alone; if no settings struct is found, nothing changes.
+ */
+function dropUnusedCallbacks(mod: object, e: Exports): void {
+  const imports = (Module as unknown as { imports(m: object): { name: string; kind: string }[] })
+    .imports(mod)
+    .filter((i) => i.kind === 'function')
+    .map((i) => i.name);
+  const table = e.__indirect_function_table;
+  const nameAt = (slot: number): string | undefined => {
+    if (slot <= 0 || slot >= table.length) return undefined;
+    const f = table.get(slot);
+    return f === null ? undefined : imports[Number(f.name)];
+  };
+  const probe = e.llhttp_alloc(TYPE.REQUEST);
+  const words = new Uint32Array(e.memory.buffer);
+  for (let w = probe >>> 2, end = w + 32; w < end; w++) {
+    const at = words[w]!;
+    if (at === 0 || at % 4 !== 0 || at + 64 > words.byteLength) continue;
+    const slots = words.subarray(at >>> 2, (at >>> 2) + 16);
+    if (!slots.some((s) => nameAt(s) === 'wasm_on_url')) continue;
+    if (!slots.some((s) => nameAt(s) === 'wasm_on_header_field')) continue;
+    for (let i = 0; i < slots.length; i++) {
+      if (!UNUSED.has(nameAt(slots[i]!) ?? '')) continue;
+      slots[i] = 0;
+      dropped++;
+    }
+    break;
+  }
+  e.llhttp_free(probe);
 }
 
 const parsers = new Map<Kind, number>();

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clientAddressing } from '../../src/client-ip.ts';
 import { peekHttp1 } from '../../src/peek/http1.ts';
 import { peekHttp1Response } from '../../src/peek/http1-response.ts';
+import { llhttpDroppedCallbacks } from '../../src/peek/llhttp.ts';
 import { http1Requests } from '../../src/peek/to-request.ts';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
@@ -23,6 +24,14 @@ describe('HTTP/1 hot path', () => {
     const head = peekHttp1(b('GET /a?b=1 HTTP/1.1\r\nHost: x.test\r\nAccept: */*\r\nX-One: 1\r\n\r\n'), MAX);
     expect(head?.target).toBe('/a?b=1');
     expect(decode).not.toHaveBeenCalled();
+  });
+
+  it('has llhttp call back only for the URL, field names and the end of the head', () => {
+    // message begin, status, field value, body and message complete: found in the build's settings
+    expect(llhttpDroppedCallbacks()).toBe(5);
+    const head = peekHttp1(b('POST /p HTTP/1.1\r\nHost: x.test\r\nContent-Length: 3\r\nX-A: v\r\n\r\n'), MAX);
+    expect(head?.target).toBe('/p');
+    expect(() => peekHttp1(b('GET / HTTP/1.1\r\nHost: x.test\r\nX-Bad: a\x01b\r\n\r\n'), MAX)).toThrow();
   });
 
   it('still refuses what llhttp refuses (a method it does not know)', () => {
