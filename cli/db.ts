@@ -12,6 +12,7 @@ import { entriesToRows, loadImportSource, rowsToYaml } from '../address-books/sq
 import { initDatabase } from '../address-books/sqlite/schema.ts';
 import { writeRoutingTable, writeServers } from '../address-books/sqlite/write.ts';
 import { isSwitchboardError, SwitchboardError } from '../src/errors.ts';
+import { exitCodeOf } from './exit.ts';
 
 function open(file: string, readOnly = false): DatabaseSync {
   try {
@@ -64,7 +65,7 @@ async function report(what: string, run: () => Promise<void> | void): Promise<vo
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     process.stderr.write(`db ${what}: ${e.message}\n`);
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(e);
   }
 }
 

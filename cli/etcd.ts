@@ -11,7 +11,8 @@ import { routingTableToYaml } from '../address-books/bfe/yaml.ts';
 import { keysToRead, normalisePrefix, tableToKeys } from '../address-books/etcd/layout.ts';
 import { loadImportSource } from '../address-books/sqlite/import-source.ts';
 import { compileBfeRead } from '../address-books/sqlite/view.ts';
-import { isSwitchboardError, SwitchboardError } from '../src/errors.ts';
+import { SwitchboardError } from '../src/errors.ts';
+import { exitCodeOf } from './exit.ts';
 
 /** etcd's default `--max-txn-ops`. */
 const MAX_TXN_OPS = 128;
@@ -71,10 +72,8 @@ async function withClient(what: string, o: EtcdCliOptions, run: (etcd: Etcd3) =>
   try {
     await run(etcd);
   } catch (e) {
-    if (!isSwitchboardError(e)) {
-      process.stderr.write(`etcd ${what}: ${(e as Error).message}\n`);
-    } else process.stderr.write(`etcd ${what}: ${e.message}\n`);
-    process.exitCode = 1;
+    process.stderr.write(`etcd ${what}: ${(e as Error).message}\n`);
+    process.exitCode = exitCodeOf(e);
   } finally {
     etcd.close();
   }

@@ -35,6 +35,17 @@ export function storeDown(e: Error): boolean {
   return cause instanceof Error;
 }
 
+/**
+ * The exit code of a Switchboard error: 3 when it is about the config or what it names (a routes
+ * file, a BFE conf dir, a database's rows), 1 when a store did not answer or for anything else.
+ * The `import-bfe`, `db` and `etcd` commands print their own one-line form and use this code.
+ */
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof ConfigError) return EXIT.config;
+  if (!isSwitchboardError(e)) return EXIT.failure;
+  return CONFIG_CODES.has(e.code) && !storeDown(e) ? EXIT.config : EXIT.failure;
+}
+
 /** Writes `e` to stderr as described above and returns the exit code. */
 export function reportError(
   e: unknown,
@@ -54,7 +65,7 @@ export function reportError(
   if (isSwitchboardError(e)) {
     for (const line of problemLines(e)) write(`${line}\n`);
     if (debug && e.stack !== undefined) write(`${e.stack}\n`);
-    return CONFIG_CODES.has(e.code) && !storeDown(e) ? EXIT.config : EXIT.failure;
+    return exitCodeOf(e);
   }
   const err = e instanceof Error ? e : new Error(String(e));
   if (debug) write(`switchboard: internal error: ${err.stack ?? err.message}\n`);

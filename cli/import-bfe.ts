@@ -4,8 +4,9 @@
  */
 import { importBfeDir } from '../address-books/bfe/index.ts';
 import { isSwitchboardError } from '../src/errors.ts';
+import { exitCodeOf } from './exit.ts';
 
-/** Returns the exit code: 0 printed, 1 the directory could not be loaded. */
+/** Returns the exit code: 0 printed, 3 the directory is missing or invalid (cli/exit.ts). */
 export async function runImportBfe(dir: string): Promise<number> {
   try {
     const { yaml, warnings } = await importBfeDir(dir);
@@ -15,6 +16,6 @@ export async function runImportBfe(dir: string): Promise<number> {
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     process.stderr.write(`import-bfe ${dir}: ${e.message}\n`);
-    return 1;
+    return exitCodeOf(e);
   }
 }

@@ -178,6 +178,38 @@ describe('switchboard check and start: one line, a config path, an exit code', (
   });
 });
 
+describe('import-bfe, db and etcd: the same exit codes as check', () => {
+  it('an invalid source is exit 3 (one line, no stack); an etcd that does not answer is exit 1', async () => {
+    const bad = await config('bad-routes.yaml', 'addressBook: { name: bfe, products: 5 }\n');
+    const cases: [string[], number, RegExp][] = [
+      [
+        ['import-bfe', join(dir, 'no-such-conf')],
+        3,
+        /^import-bfe .*no-such-conf: bfe config: host_rule\.data: not found/,
+      ],
+      [
+        ['db', 'import', '--db', join(dir, 'routes.db'), bad],
+        3,
+        /^db import: import .*bad-routes\.yaml: addressBook: products: /,
+      ],
+      [
+        ['db', 'import', '--db', join(dir, 'routes.db'), join(dir, 'missing.yaml')],
+        3,
+        /^db import: import .*missing\.yaml: ENOENT/,
+      ],
+      [['etcd', 'import', '--endpoints', 'http://127.0.0.1:1', bad], 3, /^etcd import: import .*bad-routes\.yaml: /],
+      [['etcd', 'export', '--endpoints', 'http://127.0.0.1:1'], 1, /^etcd export: .*UNAVAILABLE/],
+    ];
+    for (const [args, code, line] of cases) {
+      const r = await runCli(args);
+      expect(r.code, args.join(' ')).toBe(code);
+      expect(r.messages).toHaveLength(1);
+      expect(r.messages[0]).toMatch(line);
+      expectNoStack(r.stderr);
+    }
+  });
+});
+
 describe('bin/switchboard.js on an old Node', () => {
   const old = '/usr/bin/node';
   const version = existsSync(old) ? execFileSync(old, ['-p', 'process.versions.node']).toString().trim() : '';
