@@ -93,14 +93,14 @@ export function connectBackend(
  */
 class Opening {
   /** The raw socket, then the TLS socket once its handshake started (what the timer destroys). */
-  socket: Socket;
-  readonly host: string;
-  readonly port: number;
-  readonly timeoutMs: number;
-  readonly options: ConnectOptions;
-  readonly connected: Connected;
-  readonly timer: NodeJS.Timeout;
-  settled = false;
+  declare socket: Socket;
+  declare readonly host: string;
+  declare readonly port: number;
+  declare readonly timeoutMs: number;
+  declare readonly options: ConnectOptions;
+  declare readonly connected: Connected;
+  declare readonly timer: NodeJS.Timeout;
+  declare settled: boolean;
 
   constructor(
     socket: Socket,
@@ -117,6 +117,7 @@ class Opening {
     this.options = options;
     this.connected = connected;
     this.timer = setTimeout(openingTimedOut, timeoutMs, this);
+    this.settled = false;
   }
 
   done(err: ConnectError | undefined, s: Socket | undefined): void {
