@@ -86,6 +86,116 @@ export function connectBackend(
   );
 }
 
+/**
+ * One connect in progress. Its socket listeners and its timer callback are shared by every
+ * connect (the state is found in the socket's `kOpening` slot, cleared once settled): no
+ * closure and no `once` wrapper per connection on the plain-TCP path (issue 18).
+ */
+class Opening {
+  /** The raw socket, then the TLS socket once its handshake started (what the timer destroys). */
+  declare socket: Socket;
+  declare readonly host: string;
+  declare readonly port: number;
+  declare readonly timeoutMs: number;
+  declare readonly options: ConnectOptions;
+  declare readonly connected: Connected;
+  declare readonly timer: NodeJS.Timeout;
+  declare settled: boolean;
+
+  constructor(
+    socket: Socket,
+    host: string,
+    port: number,
+    timeoutMs: number,
+    options: ConnectOptions,
+    connected: Connected,
+  ) {
+    this.socket = socket;
+    this.host = host;
+    this.port = port;
+    this.timeoutMs = timeoutMs;
+    this.options = options;
+    this.connected = connected;
+    this.timer = setTimeout(openingTimedOut, timeoutMs, this);
+    this.settled = false;
+  }
+
+  done(err: ConnectError | undefined, s: Socket | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.connected(err, s);
+  }
+
+  fail(err: Error): void {
+    clearTimeout(this.timer);
+    this.socket.destroy();
+    this.done(
+      new ConnectError(`connect ${this.host}:${this.port}: ${err.message}`, false, isDescriptorExhaustion(err)),
+      undefined,
+    );
+  }
+}
+
+const kOpening = Symbol('switchboard.opening');
+type OpeningSocket = Socket & { [kOpening]?: Opening | undefined };
+
+function openingTimedOut(o: Opening): void {
+  (o.socket as OpeningSocket)[kOpening] = undefined;
+  o.socket.destroy();
+  o.done(new ConnectError(`connect ${o.host}:${o.port}: timed out after ${o.timeoutMs}ms`, true), undefined);
+}
+
+function openingError(this: OpeningSocket, err: Error): void {
+  const o = this[kOpening];
+  this.removeListener('error', openingError);
+  if (o === undefined) return;
+  this[kOpening] = undefined;
+  o.fail(err);
+}
+
+function openingConnect(this: OpeningSocket): void {
+  const o = this[kOpening];
+  this.removeListener('error', openingError);
+  if (o === undefined) return;
+  this[kOpening] = undefined;
+  const { preface, tls } = o.options;
+  if (preface !== undefined) this.write(preface);
+  if (tls !== undefined) {
+    secure(o, this, tls);
+    return;
+  }
+  clearTimeout(o.timer);
+  o.done(undefined, this);
+}
+
+/** Upstream TLS (cluster `tls:`): the handshake counts inside the same connectTimeout. */
+function secure(o: Opening, socket: Socket, tls: UpstreamTlsOptions): void {
+  const s: TLSSocket = tlsConnect({
+    socket,
+    host: o.host,
+    secureContext: tls.secureContext,
+    rejectUnauthorized: tls.rejectUnauthorized,
+    ...(tls.servername === undefined ? {} : { servername: tls.servername }),
+    ...(tls.ALPNProtocols === undefined ? {} : { ALPNProtocols: tls.ALPNProtocols }),
+  });
+  socket.on('error', noop); // the TLS socket reports the raw socket's errors from here on
+  o.socket = s;
+  const onTlsError = (err: Error) => o.fail(new Error(`tls: ${err.message}`));
+  s.once('error', onTlsError);
+  s.once('secureConnect', () => {
+    s.removeListener('error', onTlsError);
+    const { requireAlpn } = o.options;
+    if (requireAlpn !== undefined && s.alpnProtocol !== requireAlpn) {
+      o.fail(new Error(`tls: backend did not negotiate ${requireAlpn}`));
+      return;
+    }
+    clearTimeout(o.timer);
+    o.done(undefined, s);
+  });
+}
+
+const noop = () => {};
+
 /** `connectBackend` with a callback (the per-connection hot path: no promise); `done` runs once. */
 export function openBackend(
   host: string,
@@ -94,55 +204,10 @@ export function openBackend(
   options: ConnectOptions,
   connected: Connected,
 ): void {
-  const { tls, preface } = options;
-  let settled = false;
-  const done: Connected = (err, s) => {
-    if (settled) return;
-    settled = true;
-    connected(err, s);
-  };
-  let socket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? true });
-  const timer = setTimeout(() => {
-    socket.destroy();
-    done(new ConnectError(`connect ${host}:${port}: timed out after ${timeoutMs}ms`, true), undefined);
-  }, timeoutMs);
-  const onError = (err: Error) => {
-    clearTimeout(timer);
-    socket.destroy();
-    done(new ConnectError(`connect ${host}:${port}: ${err.message}`, false, isDescriptorExhaustion(err)), undefined);
-  };
-  socket.once('error', onError);
-  socket.once('connect', () => {
-    socket.removeListener('error', onError);
-    if (preface !== undefined) socket.write(preface);
-    if (tls !== undefined) {
-      // Upstream TLS (cluster `tls:`): the handshake counts inside the same connectTimeout.
-      const secure: TLSSocket = tlsConnect({
-        socket,
-        host,
-        secureContext: tls.secureContext,
-        rejectUnauthorized: tls.rejectUnauthorized,
-        ...(tls.servername === undefined ? {} : { servername: tls.servername }),
-        ...(tls.ALPNProtocols === undefined ? {} : { ALPNProtocols: tls.ALPNProtocols }),
-      });
-      socket.on('error', () => {}); // the TLS socket reports the raw socket's errors from here on
-      socket = secure;
-      const onTlsError = (err: Error) => onError(new Error(`tls: ${err.message}`));
-      secure.once('error', onTlsError);
-      secure.once('secureConnect', () => {
-        secure.removeListener('error', onTlsError);
-        if (options.requireAlpn !== undefined && secure.alpnProtocol !== options.requireAlpn) {
-          onError(new Error(`tls: backend did not negotiate ${options.requireAlpn}`));
-          return;
-        }
-        clearTimeout(timer);
-        done(undefined, secure);
-      });
-      return;
-    }
-    clearTimeout(timer);
-    done(undefined, socket);
-  });
+  const socket: OpeningSocket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? true });
+  socket[kOpening] = new Opening(socket, host, port, timeoutMs, options, connected);
+  socket.on('error', openingError);
+  socket.on('connect', openingConnect);
   socket.setNoDelay(true);
   // Node calls `lookup` only for a hostname (an IP literal connects at once), so it is always
   // passed: no isIP regex and no spread of our own per connect.

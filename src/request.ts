@@ -112,28 +112,28 @@ function parseCookies(values: readonly string[]): Map<string, string> {
 }
 
 class FrozenRequest implements Request {
-  readonly protocol: Protocol;
-  readonly host: string;
-  readonly port: number | undefined;
-  readonly path: string | undefined;
-  readonly target: string | undefined;
-  readonly query: string;
-  readonly method: string | undefined;
-  readonly sni: string | undefined;
-  readonly alpn: readonly string[];
-  readonly clientIp: string;
-  readonly clientPort: number;
-  readonly peerIp: string;
-  readonly sessionIp: string;
+  declare readonly protocol: Protocol;
+  declare readonly host: string;
+  declare readonly port: number | undefined;
+  declare readonly path: string | undefined;
+  declare readonly target: string | undefined;
+  declare readonly query: string;
+  declare readonly method: string | undefined;
+  declare readonly sni: string | undefined;
+  declare readonly alpn: readonly string[];
+  declare readonly clientIp: string;
+  declare readonly clientPort: number;
+  declare readonly peerIp: string;
+  declare readonly sessionIp: string;
   #localIp: string | undefined;
   #localPort: number | undefined;
   #local: LocalEnd | undefined;
-  readonly vip: string | undefined;
-  readonly vipPort: number | undefined;
-  readonly secure: boolean;
-  readonly trustedClient: boolean;
-  readonly tls: TlsInfo | undefined;
-  readonly listener: string;
+  declare readonly vip: string | undefined;
+  declare readonly vipPort: number | undefined;
+  declare readonly secure: boolean;
+  declare readonly trustedClient: boolean;
+  declare readonly tls: TlsInfo | undefined;
+  declare readonly listener: string;
   readonly #headers: readonly (readonly [string, string])[];
   #index: Map<string, string[]> | undefined;
   #cookies: Map<string, string> | undefined;

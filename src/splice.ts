@@ -44,24 +44,30 @@ const IDLE_TICKS = 4;
  * socket an ephemeron the scavenger revisits).
  */
 class Splice {
-  readonly client: Socket;
-  readonly upstream: Socket;
-  readonly onDone: (end: SpliceEnd) => void;
-  end: SpliceEnd = 'ok';
-  open = 2;
-  activity = 0;
-  seen = 0;
-  quiet = 0;
-  timer: NodeJS.Timeout | undefined;
+  declare readonly client: Socket;
+  declare readonly upstream: Socket;
+  declare readonly onDone: (end: SpliceEnd) => void;
+  declare end: SpliceEnd;
+  declare open: number;
+  declare activity: number;
+  declare seen: number;
+  declare quiet: number;
+  declare timer: NodeJS.Timeout | undefined;
   /** The filter while it is not done; `clientFiltered` reads the client until then. */
-  stage: ClientFilter | undefined;
+  declare stage: ClientFilter | undefined;
   /** The client's current 'data' listener. */
-  clientListener: (this: Socket, chunk: Buffer) => void;
+  declare clientListener: (this: Socket, chunk: Buffer) => void;
 
   constructor(client: Socket, upstream: Socket, onDone: (end: SpliceEnd) => void, stage: ClientFilter | undefined) {
     this.client = client;
     this.upstream = upstream;
     this.onDone = onDone;
+    this.end = 'ok';
+    this.open = 2;
+    this.activity = 0;
+    this.seen = 0;
+    this.quiet = 0;
+    this.timer = undefined;
     this.stage = stage;
     this.clientListener = stage === undefined ? clientData : clientFiltered;
   }

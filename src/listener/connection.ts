@@ -22,26 +22,26 @@ export interface PipelineSteps {
 /** A connection admitted by the pipeline; the panel's handler gets it. */
 export class Connection implements ProxyWaiter, HandshakeWaiter {
   /** The accepted TCP socket. */
-  readonly raw: Socket;
+  declare readonly raw: Socket;
   /** The stream to speak the protocol on: `raw`, or the TLSSocket once terminated. */
-  socket: Socket;
-  readonly listener: ListenerConfig;
+  declare socket: Socket;
+  declare readonly listener: ListenerConfig;
   /** The engine in use at accept: the connection finishes on it. */
-  readonly engine: Engine;
+  declare readonly engine: Engine;
   /** `performance.now()` at accept: the peek deadline counts from here. */
-  readonly acceptedAt: number;
+  declare readonly acceptedAt: number;
   /** The PROXY header read on a `proxyProtocol` listener. */
-  proxy: ProxyHeader | undefined;
+  declare proxy: ProxyHeader | undefined;
   /** The socket peer address as counted by admission. */
-  readonly ip: string;
+  declare readonly ip: string;
   /** Admission handles (src/listener/admission.ts). */
-  readonly slot: number;
-  readonly handle: number;
+  declare readonly slot: number;
+  declare readonly handle: number;
   /** Lifetime and half-close timers (cleared at the end). */
-  lifetime: NodeJS.Timeout | undefined;
-  halfClose: NodeJS.Timeout | undefined;
+  declare lifetime: NodeJS.Timeout | undefined;
+  declare halfClose: NodeJS.Timeout | undefined;
   /** The pipeline's own bookkeeping object for the listener (opaque here). */
-  readonly bound: unknown;
+  declare readonly bound: unknown;
   #steps: PipelineSteps | undefined;
 
   constructor(

@@ -74,13 +74,13 @@ export type PeekDone = (err: PeekFailure | undefined, peeked: Peeked | undefined
  * function per event, finding the peek in the socket's `kPeek` slot): no closure per connection.
  */
 class Peek {
-  readonly socket: Socket;
-  readonly options: PeekOptions;
-  readonly done: PeekDone;
-  readonly sniffer: Sniffer;
-  readonly buffer: GrowBuffer;
-  readonly timer: NodeJS.Timeout;
-  settingsSeen = false;
+  declare readonly socket: Socket;
+  declare readonly options: PeekOptions;
+  declare readonly done: PeekDone;
+  declare readonly sniffer: Sniffer;
+  declare readonly buffer: GrowBuffer;
+  declare readonly timer: NodeJS.Timeout;
+  declare settingsSeen: boolean;
 
   constructor(socket: Socket, options: PeekOptions, done: PeekDone) {
     this.socket = socket;
@@ -89,6 +89,7 @@ class Peek {
     this.sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths);
     this.buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
     this.timer = setTimeout(peekTimedOut, options.peekTimeout, this);
+    this.settingsSeen = false;
   }
 
   settle(): void {

@@ -34,7 +34,9 @@ function issuerNames(socket: TLSSocket): string[] {
 
 /** The facts of a server-side TLSSocket; undefined for plain sockets. */
 export function tlsFactsOf(socket: Socket): TlsFacts | undefined {
-  if (!(socket instanceof TLSSocket)) return undefined;
+  // Every TLSSocket sets `encrypted`; a plain socket is told apart by that one property read
+  // (issue 18: `instanceof` walked the prototype chain of every plain connection, ~1 µs in situ).
+  if ((socket as { encrypted?: boolean }).encrypted !== true || !(socket instanceof TLSSocket)) return undefined;
   let facts = cache.get(socket);
   if (facts !== undefined) return facts;
   const servername = (socket as TLSSocket & { servername?: string | false | null }).servername;

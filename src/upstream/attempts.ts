@@ -43,6 +43,13 @@ export type OpenOn<T> = (jack: Jack, attempt: number) => Promise<T>;
 /** `OpenOn` with a callback: `done` runs once, with a ConnectError or the value. */
 export type OpenThen<T> = (jack: Jack, attempt: number, done: (err: unknown, value: T | undefined) => void) => void;
 
+/** The first attempt of every request: nothing failed yet (frozen, shared). */
+const FIRST_ATTEMPT: Attempt = Object.freeze({
+  number: 1,
+  failed: Object.freeze(new Set<string>()) as ReadonlySet<string>,
+  subclusters: Object.freeze([]) as readonly string[],
+});
+
 /** Runs the findJack loop for `request` within the cluster's retry budget. */
 export function tryJacks<T>(
   request: Request,
@@ -85,8 +92,9 @@ export function tryJacksThen<T>(
   done: (err: unknown, outcome: Opened<T> | UpstreamFailure | undefined) => void,
 ): void {
   const budget = 1 + candidates.policy.retries + candidates.policy.crossRetries;
-  const failed = new Set<string>();
-  const subclusters: string[] = [];
+  // Made on the first failure: most connections never retry (FIRST_ATTEMPT is shared).
+  let failed: Set<string> | undefined;
+  let subclusters: string[] | undefined;
   let lastTimeout = false;
   let reason = '';
   let tried = 0;
@@ -95,7 +103,8 @@ export function tryJacksThen<T>(
       done(undefined, { result: lastTimeout ? 'connect_timeout' : 'connect_failed', attempts: tried, reason });
       return;
     }
-    const attempt: Attempt = { number, failed, subclusters };
+    const attempt: Attempt =
+      failed === undefined || subclusters === undefined ? FIRST_ATTEMPT : { number, failed, subclusters };
     const pick = operator.findJack(request, candidates, attempt);
     if (isRefusal(pick)) {
       if (channels.upstreamAttempt.hasSubscribers) {
@@ -126,8 +135,8 @@ export function tryJacksThen<T>(
         done(undefined, { result: 'overloaded', attempts: number, reason: e.message });
         return;
       }
-      failed.add(pick.backend.id);
-      subclusters.push(pick.subcluster);
+      (failed ??= new Set<string>()).add(pick.backend.id);
+      (subclusters ??= []).push(pick.subcluster);
       lastTimeout = e.timeout;
       reason = e.message;
       next(number + 1);

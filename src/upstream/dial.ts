@@ -54,12 +54,10 @@ export function dial(backend: Backend, plan: DialPlan, attempt: number): Promise
 /** `dial` with a callback (the per-connection hot path: no promise); `done` runs once. */
 export function dialThen(backend: Backend, plan: DialPlan, attempt: number, done: Connected): void {
   const started = performance.now();
-  const options: ConnectOptions = {
-    tls: plan.tls,
-    preface: plan.proxyHeader,
-    allowHalfOpen: plan.allowHalfOpen,
-    ...(plan.requireAlpn === undefined ? {} : { requireAlpn: plan.requireAlpn }),
-  };
+  const options: ConnectOptions =
+    plan.requireAlpn === undefined
+      ? { tls: plan.tls, preface: plan.proxyHeader, allowHalfOpen: plan.allowHalfOpen }
+      : { tls: plan.tls, preface: plan.proxyHeader, allowHalfOpen: plan.allowHalfOpen, requireAlpn: plan.requireAlpn };
   openBackend(backend.host, backend.port, plan.connectTimeout, options, (e, socket) => {
     if (e === undefined) connected(backend, plan, attempt, started, socket!);
     else failed(backend, plan, attempt, started, e);
@@ -67,11 +65,24 @@ export function dialThen(backend: Backend, plan: DialPlan, attempt: number, done
   });
 }
 
+/** Who hears that a dialled socket closed (it closes once): one shared 'close' listener, no closure or `once` wrapper. */
+interface Dialled {
+  readonly registry: BackendRegistry;
+  readonly id: string;
+}
+const kDialled = Symbol('switchboard.dialled');
+
+function dialledClose(this: Socket & { [kDialled]?: Dialled }): void {
+  const d = this[kDialled]!;
+  d.registry.closed(d.id);
+}
+
 function connected(backend: Backend, plan: DialPlan, attempt: number, started: number, socket: Socket): void {
   const { registry } = plan.host;
   const latencyMs = performance.now() - started;
   registry.connected(backend.id, latencyMs, plan.cluster, !plan.judgedByResponse);
-  socket.once('close', () => registry.closed(backend.id));
+  (socket as Socket & { [kDialled]?: Dialled })[kDialled] = { registry, id: backend.id };
+  socket.on('close', dialledClose);
   if (channels.upstreamConnect.hasSubscribers) {
     channels.upstreamConnect.publish({ backend, attempt, ok: true, latencyMs });
   }
