@@ -13,12 +13,16 @@
  *    target's in that round (load that drifts between rounds cancels out).
  * 3. `--profile`: Node targets run with `--cpu-prof`; profiles land in `--out` (default a temp
  *    folder, printed).
+ * 4. `--tunings win,hpack,…`: adds `node-h2-proxy+NAME` rows, the floor with settings an operator
+ *    could set (lib/h2-tunings.ts), for the floor experiment against nginx h2.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { H2_GROUP } from './lib/group-h2.ts';
+import { tunedFloor } from './lib/h2-tunings.ts';
 import { switchboardH2Conf, switchboardH2Servers } from './lib/peers-h2.ts';
 import { createSpawner, which } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
@@ -79,6 +83,7 @@ async function main(): Promise<void> {
       requests: { type: 'string', default: '20000' },
       rounds: { type: 'string', default: '3' },
       targets: { type: 'string', default: 'node-h2-proxy,switchboard-http2' },
+      tunings: { type: 'string', default: '' },
       profile: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
@@ -108,6 +113,11 @@ async function main(): Promise<void> {
         ];
   const names = values.targets.split(',');
   if (baseline !== undefined) names.push('switchboard-http2@baseline');
+  const here = join(dirname(fileURLToPath(import.meta.url)), 'lib');
+  for (const t of values.tunings.split(',').filter((x) => x !== '')) {
+    extra.push(tunedFloor(t, here));
+    names.push(`node-h2-proxy+${t}`);
+  }
   const all = [...H2_GROUP.targets, ...extra];
   const targets = names.map((n) => {
     const t = all.find((x) => x.name === n);
