@@ -3,6 +3,7 @@
  * operator could set (node:http2 options, a V8 flag), each started as its own target
  * `node-h2-proxy+NAME` by `node bench/h2-cost.ts --tunings NAME,…`. The untuned row stays as is.
  *
+ *   none     no tuning (an A/A check of the untuned row, started the same way)
  *   win      16 MiB session windows and 1 MiB stream windows (SETTINGS_INITIAL_WINDOW_SIZE) both sides
  *   hpack    64 KiB HPACK tables (SETTINGS_HEADER_TABLE_SIZE) both sides
  *   limits   maxSessionMemory 100 MB, peerMaxConcurrentStreams 1000, maxOutstandingPings 100
@@ -37,6 +38,7 @@ const limits = {
 const SEMI = ['--max-semi-space-size=32'];
 
 export const H2_TUNINGS: Readonly<Record<string, Tuning>> = {
+  none: { json: {}, flags: [] },
   win: { json: win, flags: [] },
   hpack: { json: hpack, flags: [] },
   limits: { json: limits, flags: [] },
