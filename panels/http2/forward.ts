@@ -147,8 +147,8 @@ export class Forwarding implements ExchangeEvents, AfterReads {
     this.#held = undefined;
     if (this.#done || up === undefined) return;
     try {
-      const complete = up.completeWithoutTrailers;
-      if (!this.#respond(up, false, complete === undefined || !complete())) return;
+      const known = up.completeWithoutTrailers?.() === true;
+      if (!this.#respond(up, false, !known)) return;
       this.#copyResponse(up);
       const end = this.#heldEnd;
       if (end !== undefined) {
