@@ -13,7 +13,7 @@
  * 3. The socket is not half-open: a backend's FIN closes it, so a backend that dies is noticed
  *    at once. A session that errors, receives GOAWAY or closes leaves the pool immediately, so
  *    the next stream dials a new one; its streams in flight fail (exchange `failed` with code
- *    0, "upstream connection lost"), which stream.ts answers 502 / gRPC UNAVAILABLE.
+ *    0, "upstream connection lost"), which forward.ts answers 502 / gRPC UNAVAILABLE.
  * 4. While streams are open, a PING every `PING_INTERVAL_MS` that gets no answer within
  *    `PING_TIMEOUT_MS` destroys the session: a backend that vanished without a FIN (power loss,
  *    a dropped route) is noticed too.
