@@ -5,7 +5,7 @@
  *
  * 1. The `h2` group's backend (nginx h2c, else Node) and each named target start as in
  *    `npm run bench` (bench/lib/group-h2.ts); `SWB_BENCH_BASELINE=/path/to/checkout` adds that
- *    tree's http2 panel as `switchboard-http2@baseline`.
+ *    tree's http2 panel as `switchboard-http2@baseline` (several, comma-separated: `@baseline2`…).
  * 2. Each round runs `h2load -t1 -c10 -m10 -n N` once per target (A B A B…) and reads the
  *    target's CPU time (every thread of its process tree, /proc/PID/task/TID/schedstat, ns)
  *    before and after: µs of CPU per request, plus req/s and p99 from the same run. Printed:
@@ -13,12 +13,16 @@
  *    target's in that round (load that drifts between rounds cancels out).
  * 3. `--profile`: Node targets run with `--cpu-prof`; profiles land in `--out` (default a temp
  *    folder, printed).
+ * 4. `--tunings win,hpack,…`: adds `node-h2-proxy+NAME` rows, the floor with settings an operator
+ *    could set (lib/h2-tunings.ts), for the floor experiment against nginx h2.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { H2_GROUP } from './lib/group-h2.ts';
+import { tunedFloor } from './lib/h2-tunings.ts';
 import { switchboardH2Conf, switchboardH2Servers } from './lib/peers-h2.ts';
 import { createSpawner, which } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
@@ -79,6 +83,7 @@ async function main(): Promise<void> {
       requests: { type: 'string', default: '20000' },
       rounds: { type: 'string', default: '3' },
       targets: { type: 'string', default: 'node-h2-proxy,switchboard-http2' },
+      tunings: { type: 'string', default: '' },
       profile: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
@@ -88,26 +93,31 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'swb-h2-cost-'));
   const out = values.out === undefined ? join(dir, 'profiles') : resolve(values.out);
   const spawn = createSpawner();
-  const baseline = process.env.SWB_BENCH_BASELINE;
-  const extra: Target[] =
-    baseline === undefined
-      ? []
-      : [
-          {
-            name: 'switchboard-http2@baseline',
-            available: () => undefined,
-            start: (ctx) =>
-              startSwitchboard(
-                ctx,
-                'switchboard-http2-baseline',
-                switchboardH2Conf,
-                switchboardH2Servers(ctx.backendPort),
-                resolve(baseline),
-              ),
-          },
-        ];
+  // SWB_BENCH_BASELINE: one checkout (`@baseline`), or several separated by commas
+  // (`@baseline`, `@baseline2`, …), each a row of its own.
+  const baselines = (process.env.SWB_BENCH_BASELINE ?? '').split(',').filter((x) => x !== '');
+  const extra: Target[] = baselines.map((path, i) => {
+    const suffix = i === 0 ? '' : String(i + 1);
+    return {
+      name: `switchboard-http2@baseline${suffix}`,
+      available: () => undefined,
+      start: (ctx) =>
+        startSwitchboard(
+          ctx,
+          `switchboard-http2-baseline${suffix}`,
+          switchboardH2Conf,
+          switchboardH2Servers(ctx.backendPort),
+          resolve(path),
+        ),
+    };
+  });
   const names = values.targets.split(',');
-  if (baseline !== undefined) names.push('switchboard-http2@baseline');
+  for (const t of extra) names.push(t.name);
+  const here = join(dirname(fileURLToPath(import.meta.url)), 'lib');
+  for (const t of values.tunings.split(',').filter((x) => x !== '')) {
+    extra.push(tunedFloor(t, here));
+    names.push(`node-h2-proxy+${t}`);
+  }
   const all = [...H2_GROUP.targets, ...extra];
   const targets = names.map((n) => {
     const t = all.find((x) => x.name === n);

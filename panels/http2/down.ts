@@ -1,6 +1,6 @@
 /**
- * The client side of one stream, behind one small interface so that stream.ts and errors.ts
- * are written once for both kinds of client:
+ * The client side of one stream, behind one small interface so that stream.ts, forward.ts and
+ * errors.ts are written once for both kinds of client:
  *
  *   H2Down  an HTTP/2 stream of node:http2's core API (`'stream'` event): no compat
  *           request/response objects, socket proxies or extra listeners per stream, which the

@@ -7,7 +7,7 @@
  */
 import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
 import { answerBody } from '../../src/respond.ts';
-import type { Down } from './down.ts';
+import { type Down, H1Down } from './down.ts';
 
 /** gRPC status codes used here (grpc/doc/statuscodes.md). */
 export const GRPC = {
@@ -140,4 +140,32 @@ export function endUpstreamLost(down: Down, grpc: boolean): number {
   }
   abortResponse(down);
   return 0;
+}
+
+/**
+ * Ends a stream that hit a bug; returns the status sent (0 for none). HTTP/2: RST_STREAM
+ * INTERNAL_ERROR, the session's other streams untouched. HTTP/1.1: a 500 with `Connection:
+ * close` while nothing of the response went out (node sends it after the responses pipelined
+ * before it, so those are not cut), else the connection is closed.
+ */
+export function abortBroken(down: Down): number {
+  if (!(down instanceof H1Down)) {
+    abortResponse(down, H2_INTERNAL_ERROR);
+    return 0;
+  }
+  const { req, res } = down;
+  if (res.headersSent) {
+    abortResponse(down);
+    req.socket?.destroy();
+    return 0;
+  }
+  const body = 'internal_error\n';
+  res.writeHead(500, {
+    'content-type': 'text/plain',
+    'content-length': String(body.length),
+    'x-switchboard-error': 'internal_error',
+    connection: 'close',
+  });
+  res.end(body);
+  return 500;
 }

@@ -13,7 +13,7 @@
  * 3. The socket is not half-open: a backend's FIN closes it, so a backend that dies is noticed
  *    at once. A session that errors, receives GOAWAY or closes leaves the pool immediately, so
  *    the next stream dials a new one; its streams in flight fail (exchange `failed` with code
- *    0, "upstream connection lost"), which stream.ts answers 502 / gRPC UNAVAILABLE.
+ *    0, "upstream connection lost"), which forward.ts answers 502 / gRPC UNAVAILABLE.
  * 4. While streams are open, a PING every `PING_INTERVAL_MS` that gets no answer within
  *    `PING_TIMEOUT_MS` destroys the session: a backend that vanished without a FIN (power loss,
  *    a dropped route) is noticed too.
@@ -32,8 +32,9 @@ import { ConnectError } from '../../src/connect.ts';
 import { peerError } from '../../src/errors.ts';
 import type { Backend } from '../../src/types.ts';
 import { type DialPlan, dial } from '../../src/upstream/index.ts';
-import type { Exchange, ExchangeEvents } from './exchange.ts';
-import { type Head, h2RequestHeaders, responseHeaders, trailerFields } from './headers.ts';
+import type { Exchange } from './exchange.ts';
+import { H2Exchange, type StreamCounter } from './h2-exchange.ts';
+import { type Head, h2RequestHeaders } from './headers.ts';
 import { PrivateKeys } from './private-keys.ts';
 
 /** Node's refusals of a head's fields (names, connection-specific fields, repeated single values). */
@@ -45,15 +46,13 @@ const NOT_SENDABLE = new Set([
   'ERR_INVALID_HTTP_TOKEN',
   'ERR_INVALID_CHAR',
 ]);
-/** The END_STREAM flag of a HEADERS frame (RFC 9113 §6.2). */
-const END_STREAM = 0x1;
 /** How often a session with open streams is pinged. */
 const PING_INTERVAL_MS = 10_000;
 /** A PING unanswered this long means the backend is gone. */
 const PING_TIMEOUT_MS = 5_000;
 
 /** Pooled HTTP/2 sessions, one per pool key. */
-export class H2Pool {
+export class H2Pool implements StreamCounter {
   readonly #idleTimeout: number;
   readonly #sessions = new Map<string, Promise<ClientHttp2Session>>();
   /** The settled session behind each key's promise, for a stream opened without awaiting it. */
@@ -184,10 +183,13 @@ export class H2Pool {
       throw new ConnectError(`h2 ${backend.id}: ${(e as Error).message}`, false);
     }
     this.#all.set(session, (this.#all.get(session) ?? 0) + 1);
-    return h2Exchange(session, stream, endStream, () => {
-      const n = this.#all.get(session);
-      if (n !== undefined) this.#all.set(session, n - 1);
-    });
+    return new H2Exchange(session, stream, endStream, this);
+  }
+
+  /** A stream of `session` closed (its exchange tells). */
+  streamClosed(session: ClientHttp2Session): void {
+    const n = this.#all.get(session);
+    if (n !== undefined) this.#all.set(session, n - 1);
   }
 
   /** GOAWAY on the session of `key`: its streams finish, no new one starts there. */
@@ -249,78 +251,4 @@ function keepAlive(session: ClientHttp2Session): void {
     if (err !== null && !session.destroyed) session.destroy();
   });
   if (!sent) clearTimeout(timer);
-}
-
-const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
-
-function hasFields(fields: Record<string, string>): boolean {
-  for (const _ in fields) return true;
-  return false;
-}
-
-/**
- * The Exchange view of one client stream towards a backend. One listener per event, registered
- * here (`closed`: the pool's own bookkeeping, run first on 'close'); what `listen` adds is only
- * the response head. Errors before `listen` are not reported (the caller listens right away).
- * Events that fire once per stream get `on`, not `once` (no wrapper, no `removeListener` event
- * per stream); 'wantTrailers' gets a listener only when there are trailers to send.
- */
-function h2Exchange(
-  session: ClientHttp2Session,
-  stream: ClientHttp2Stream,
-  endStream: boolean,
-  closed: () => void,
-): Exchange {
-  let trailersOut: Readonly<Record<string, string>> = NO_FIELDS;
-  let trailersIn: Record<string, string> = NO_FIELDS;
-  let events: ExchangeEvents | undefined;
-  let answered = false;
-  let reported = false;
-  const fail = (code: number, reason: string) => {
-    if (reported || events === undefined) return;
-    reported = true;
-    // The connection died under the stream: not a reset the backend chose, so no code to mirror.
-    if (session.destroyed) events.failed(0, 'upstream connection lost');
-    else events.failed(code, reason);
-  };
-  stream.on('error', (err) => fail(stream.rstCode ?? 0, `upstream: ${err.message}`));
-  stream.on('trailers', (_t, _f, raw) => {
-    trailersIn = trailerFields(raw);
-  });
-  stream.on('close', () => {
-    closed();
-    const code = stream.rstCode ?? 0;
-    // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
-    if (code === 0 && answered && !reported && events !== undefined) {
-      reported = true;
-      events.complete(trailersIn);
-    } else fail(code, `upstream: stream closed with code ${code}`);
-  });
-  return {
-    body: stream,
-    finish(trailers) {
-      // 'wantTrailers' follows the end: with no listener node sends the empty trailing frame.
-      if (!endStream && hasFields(trailers)) {
-        trailersOut = trailers;
-        stream.on('wantTrailers', () => stream.sendTrailers(trailersOut));
-      }
-      if (!stream.writableEnded) stream.end();
-    },
-    cancel(h2Code) {
-      if (!stream.destroyed) stream.close(h2Code);
-    },
-    listen(listener: ExchangeEvents) {
-      events = listener;
-      stream.on('response', (headers, flags, raw) => {
-        answered = true;
-        listener.response({
-          status: Number(headers[':status']),
-          headers: responseHeaders(raw),
-          body: stream,
-          endStream: (flags & END_STREAM) !== 0,
-          completeWithoutTrailers: () => stream.closed && (stream.rstCode ?? 0) === 0 && trailersIn === NO_FIELDS,
-        });
-      });
-    },
-  };
 }
