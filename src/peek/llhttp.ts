@@ -15,6 +15,9 @@
  *    call each), keeps them in arrays, builds a message object and mallocs/frees the input per
  *    call; the cross-check needs none of that. Our callbacks only record where the URL is and
  *    count field lines; nothing is allocated per head except on a refusal (the reason text).
+ * 6. Only those three callbacks are called at all (`slimSettings`): the others are left out of
+ *    the parser's settings, so llhttp makes no WASM→JS call per field value, nor for the
+ *    message's begin and end.
  */
 
 import { readFileSync } from 'node:fs';
@@ -55,7 +58,10 @@ interface Exports {
   malloc(n: number): number;
   free(p: number): void;
   llhttp_alloc(type: number): number;
+  llhttp_init(p: number, type: number, settings: number): void;
+  llhttp_settings_init(settings: number): void;
   llhttp_reset(p: number): void;
+  llhttp_free(p: number): void;
   llhttp_execute(p: number, data: number, len: number): number;
   llhttp_get_http_major(p: number): number;
   llhttp_get_http_minor(p: number): number;
@@ -123,6 +129,109 @@ function instantiate(): Exports {
   return e;
 }
 
+/**
+ * llhttp's settings with only the callbacks the cross-check reads (issue 18): the URL, each
+ * field name and the end of the head. llhttp-wasm's own settings also name message begin/end,
+ * status, body and every field value; each is a WASM→JS call through V8's generic wrapper
+ * (~0.15 µs each, above), and llhttp calls none of them when its settings slot is empty
+ * (llhttp's documented NULL callback), so the grammar it checks is the same. Which slot names
+ * which import is found by probing, not assumed from a struct layout: each non-empty slot of
+ * the settings llhttp_alloc installed is tried alone on a sample head and kept only when it
+ * reaches one of the three callbacks. Undefined (llhttp-wasm's own settings stay) when the
+ * probe cannot find them, or the slim settings do not see the sample head as the full ones do.
+ */
+function slimSettings(e: Exports): number | undefined {
+  const size = settingsSize(e);
+  const p = e.llhttp_alloc(TYPE.REQUEST);
+  const orig = settingsOf(e, p);
+  if (size === undefined || orig === undefined || size % 4 !== 0) return undefined;
+  const slim = e.malloc(size);
+  const words = new DataView(e.memory.buffer);
+  const full = probe(e, p, orig);
+  const keep: number[] = [];
+  for (let at = 0; at < size; at += 4) {
+    const fn = words.getUint32(orig + at, true);
+    if (fn === 0) continue;
+    e.llhttp_settings_init(slim);
+    new DataView(e.memory.buffer).setUint32(slim + at, fn, true);
+    const seen = probe(e, p, slim);
+    if (seen !== EMPTY_PROBE) keep.push(at, fn);
+  }
+  e.llhttp_settings_init(slim);
+  const view = new DataView(e.memory.buffer);
+  for (let i = 0; i < keep.length; i += 2) view.setUint32(slim + keep[i]!, keep[i + 1]!, true);
+  const same = probe(e, p, slim) === full && full !== EMPTY_PROBE;
+  e.llhttp_free(p);
+  if (same) {
+    callbacks = keep.length / 2;
+    return slim;
+  }
+  e.free(slim);
+  return undefined;
+}
+
+const PROBE = Buffer.from('POST /probe HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx');
+const EMPTY_PROBE = '-1 -1 0 false';
+
+/** What the three kept callbacks saw of the sample head with these settings. */
+function probe(e: Exports, p: number, settings: number): string {
+  e.llhttp_init(p, TYPE.REQUEST, settings);
+  const at = e.malloc(PROBE.length);
+  new Uint8Array(e.memory.buffer).set(PROBE, at);
+  urlAt = -1;
+  urlEnd = -1;
+  fields = 0;
+  complete = false;
+  e.llhttp_execute(p, at, PROBE.length);
+  e.free(at);
+  return `${urlAt < 0 ? urlAt : urlAt - at} ${urlEnd < 0 ? urlEnd : urlEnd - at} ${fields} ${complete}`;
+}
+
+/** The size of llhttp_settings_t: the bytes llhttp_settings_init clears. */
+function settingsSize(e: Exports): number | undefined {
+  const max = 512;
+  const at = e.malloc(max);
+  const u8 = new Uint8Array(e.memory.buffer);
+  u8.fill(0xab, at, at + max);
+  e.llhttp_settings_init(at);
+  let n = 0;
+  while (n < max && u8[at + n] === 0) n++;
+  e.free(at);
+  return n > 0 && n < max ? n : undefined;
+}
+
+/** The settings pointer llhttp_init stored in parser `p`, found by storing a known one. */
+function settingsOf(e: Exports, p: number): number | undefined {
+  const words = 64;
+  const before = new DataView(e.memory.buffer.slice(p, p + 4 * words));
+  const mark = e.malloc(512);
+  e.llhttp_settings_init(mark);
+  e.llhttp_init(p, TYPE.REQUEST, mark);
+  const after = new DataView(e.memory.buffer);
+  let found: number | undefined;
+  for (let i = 0; i < words; i++) {
+    if (after.getUint32(p + 4 * i, true) === mark && before.getUint32(4 * i, true) !== mark) {
+      found = before.getUint32(4 * i, true);
+      break;
+    }
+  }
+  if (found !== undefined) e.llhttp_init(p, TYPE.REQUEST, found);
+  e.free(mark);
+  return found;
+}
+
+/** The settings every parser gets: slimSettings', or 0 for llhttp-wasm's own. */
+let settings = -1;
+/** How many callbacks those settings name (8 in llhttp-wasm's own). */
+let callbacks = 8;
+
+/** The number of llhttp callbacks that call into JS (issue 18: three, counted by a test). */
+export function llhttpCallbacks(): number {
+  wasm ??= instantiate();
+  parserFor(wasm, 'REQUEST');
+  return callbacks;
+}
+
 const parsers = new Map<Kind, number>();
 /** The input buffer in WASM memory, reused by every call. */
 let input = 0;
@@ -134,6 +243,8 @@ function parserFor(e: Exports, kind: Kind): number {
   let p = parsers.get(kind);
   if (p === undefined) {
     p = e.llhttp_alloc(TYPE[kind]);
+    if (settings === -1) settings = slimSettings(e) ?? 0;
+    if (settings !== 0) e.llhttp_init(p, TYPE[kind], settings);
     parsers.set(kind, p);
   }
   return p;

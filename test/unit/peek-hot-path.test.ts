@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clientAddressing } from '../../src/client-ip.ts';
 import { peekHttp1 } from '../../src/peek/http1.ts';
 import { peekHttp1Response } from '../../src/peek/http1-response.ts';
+import { llhttpCallbacks } from '../../src/peek/llhttp.ts';
 import { http1Requests } from '../../src/peek/to-request.ts';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
@@ -23,6 +24,14 @@ describe('HTTP/1 hot path', () => {
     const head = peekHttp1(b('GET /a?b=1 HTTP/1.1\r\nHost: x.test\r\nAccept: */*\r\nX-One: 1\r\n\r\n'), MAX);
     expect(head?.target).toBe('/a?b=1');
     expect(decode).not.toHaveBeenCalled();
+  });
+
+  it('lets llhttp call back into JS only for the URL, field names and the end of the head', () => {
+    // Message begin/end, status, body and every field value were WASM→JS calls through V8's
+    // generic wrapper, for callbacks that did nothing.
+    expect(llhttpCallbacks()).toBe(3);
+    const head = peekHttp1(b('POST /a HTTP/1.1\r\nHost: x.test\r\nContent-Length: 2\r\nX-One: 1\r\n\r\nhi'), MAX);
+    expect(head?.headers.length).toBe(3);
   });
 
   it('still refuses what llhttp refuses (a method it does not know)', () => {
