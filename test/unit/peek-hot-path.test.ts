@@ -34,6 +34,30 @@ describe('HTTP/1 hot path', () => {
     expect(head?.headers.length).toBe(3);
   });
 
+  it('reads a request head on its bytes: no string per field line until the headers are asked for', () => {
+    const bytes = b('GET /a?b=1 HTTP/1.1\r\nHost: x.test:8080\r\nAccept: */*\r\nUser-Agent: u\r\nX-One: 1\r\n\r\n');
+    peekHttp1(bytes, MAX); // warm: llhttp instantiated
+    const slice = vi.spyOn(String.prototype, 'slice');
+    const stringify = vi.spyOn(Buffer.prototype, 'toString');
+    const head = peekHttp1(bytes, MAX)!;
+    const slices = slice.mock.calls.length;
+    const strings = stringify.mock.calls.length;
+    vi.restoreAllMocks();
+    // Strings: the target and the field lines; slices: the path, the query, the Host name. None per field.
+    expect(strings).toBe(2);
+    expect(slices).toBeLessThanOrEqual(3);
+    expect(head).toMatchObject({ method: 'GET', host: 'x.test', port: 8080, path: '/a', query: 'b=1' });
+    expect(head.headers).toEqual([
+      ['Host', 'x.test:8080'],
+      ['Accept', '*/*'],
+      ['User-Agent', 'u'],
+      ['X-One', '1'],
+    ]);
+    const request = http1Requests(undefined, { listener: 'web', socket: {} as never })(head);
+    expect(request.header('user-agent')).toBe('u');
+    expect(request.headerValues('x-one')).toEqual(['1']);
+  });
+
   it('still refuses what llhttp refuses (a method it does not know)', () => {
     expect(() => peekHttp1(b('FROB / HTTP/1.1\r\nHost: x.test\r\n\r\n'), MAX)).toThrow(/llhttp/);
   });
