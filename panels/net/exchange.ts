@@ -21,8 +21,7 @@ export class Exchange {
   readonly clientClose: boolean;
   requestDone = false;
   responseDone = false;
-  /** When the exchange began; -1 when nothing would read its duration (see the constructor). */
-  readonly #started: number;
+  readonly #started = performance.now();
   readonly #log: { readonly accessLog: AccessLog & { readonly off?: boolean } } | undefined;
   #finished = false;
 
@@ -41,10 +40,6 @@ export class Exchange {
     request?: Request,
   ) {
     this.#log = log;
-    // The clock is read only for an exchange whose record somebody reads: a per-request access
-    // line, or a `requestEnd` subscriber (metrics). One subscribing while an exchange is in
-    // flight sees that exchange with durationMs 0.
-    this.#started = log !== undefined || channels.requestEnd.hasSubscribers ? performance.now() : -1;
     this.method = head?.method ?? '';
     this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
     this.upgradeTo = head?.upgradeTo ?? [];
@@ -70,7 +65,7 @@ export class Exchange {
     r.result = result;
     if (status !== undefined && status > 0) r.status = status;
     if (reason !== undefined) r.reason = reason;
-    if (this.#started >= 0) r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
+    r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
     if (this.#log !== undefined) {
       // Read at the end: a reload may have replaced the access log meanwhile.
       const access = this.#log.accessLog;

@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import { type ClientAddressing, forwardedClientIp } from '../client-ip.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
-import { createRequest, type RequestInit } from '../request.ts';
+import { createRequest } from '../request.ts';
 import { type TlsFacts, tlsFactsOf } from '../tls/facts.ts';
 import type { Request } from '../types.ts';
 import type { Http1Head } from './http1.ts';
@@ -87,65 +87,36 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
     ...tlsFields(info),
   };
   const addressing = info.addressing;
-  // Each head's init is the one shared scratch object, filled field by field (no object per
-  // head, none kept per connection); createRequest copies it into the frozen Request at once.
+  // The init of every head is written out field by field (no spread of `base` per head: one
+  // object, one shape); createRequest copies it into the frozen Request.
   return (h) => {
     const forwarded =
       addressing?.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(h));
-    const init = scratch;
-    init.clientIp = forwarded ?? base.clientIp;
-    init.clientPort = forwarded === undefined ? base.clientPort : 0;
-    init.peerIp = base.peerIp;
-    init.sessionIp = base.sessionIp;
-    init.local = base.local;
-    init.vip = base.vip;
-    init.vipPort = base.vipPort;
-    init.trustedClient = forwarded !== undefined || base.trustedClient;
-    init.listener = base.listener;
-    init.secure = base.secure;
-    init.sni = base.sni;
-    init.alpn = base.alpn;
-    init.tls = base.tls;
-    init.host = h.host;
-    init.port = h.port;
-    init.path = h.path;
-    init.target = h.target;
-    init.query = h.query;
-    init.method = h.method;
-    init.headersOf = h;
-    const request = createRequest(init);
-    init.local = undefined;
-    init.headersOf = undefined;
-    return request;
+    return createRequest({
+      clientIp: forwarded ?? base.clientIp,
+      clientPort: forwarded === undefined ? base.clientPort : 0,
+      peerIp: base.peerIp,
+      sessionIp: base.sessionIp,
+      local: base.local,
+      vip: base.vip,
+      vipPort: base.vipPort,
+      trustedClient: forwarded !== undefined || base.trustedClient,
+      listener: base.listener,
+      secure: base.secure,
+      sni: base.sni,
+      alpn: base.alpn,
+      tls: base.tls,
+      protocol: 'http1',
+      host: h.host,
+      port: h.port,
+      path: h.path,
+      target: h.target,
+      query: h.query,
+      method: h.method,
+      headersOf: h,
+    });
   };
 }
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/** The init http1Requests fills for each head (used synchronously, then its references dropped). */
-const scratch: Mutable<RequestInit> = {
-  protocol: 'http1',
-  clientIp: '',
-  clientPort: 0,
-  peerIp: undefined,
-  sessionIp: undefined,
-  local: undefined,
-  vip: undefined,
-  vipPort: undefined,
-  trustedClient: undefined,
-  listener: '',
-  secure: undefined,
-  sni: undefined,
-  alpn: undefined,
-  tls: undefined,
-  host: undefined,
-  port: undefined,
-  path: undefined,
-  target: undefined,
-  query: undefined,
-  method: undefined,
-  headersOf: undefined,
-};
 
 /** Builds the Request for a peeked connection. Throws peerError('bad_request') on a bad h2 path. */
 export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
