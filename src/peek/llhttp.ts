@@ -16,13 +16,15 @@
  *    call; the cross-check needs none of that. Our callbacks only record where the URL is and
  *    count field lines; nothing is allocated per head except on a refusal (the reason text).
  * 6. Only those three callbacks are called at all (`slimSettings`): the others are left out of
- *    the parser's settings, so llhttp makes no WASM→JS call per field value, nor for the
- *    message's begin and end.
+ *    the parser's settings; and the three run inside WebAssembly (`inWasm`,
+ *    llhttp-counters.ts), so llhttp makes no WASM→JS call at all. Both are checked on a sample
+ *    head at instantiation; the JS callbacks stay wherever a check fails.
  */
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
+import { counters as wasmCounters } from './llhttp-counters.ts';
 
 /** What llhttp saw in one head, or the reason it refused it. */
 export type LlhttpResult =
@@ -54,6 +56,7 @@ const { Module, Instance } = (globalThis as unknown as { WebAssembly: Wasm }).We
 
 interface Exports {
   readonly memory: { readonly buffer: ArrayBuffer };
+  readonly __indirect_function_table?: { get(i: number): unknown; set(i: number, f: unknown): void };
   _initialize(): void;
   malloc(n: number): number;
   free(p: number): void;
@@ -149,25 +152,99 @@ function slimSettings(e: Exports): number | undefined {
   const words = new DataView(e.memory.buffer);
   const full = probe(e, p, orig);
   const keep: number[] = [];
+  /** The slots of the URL, field-name and head-complete callbacks. */
+  const slots = [-1, -1, -1];
   for (let at = 0; at < size; at += 4) {
     const fn = words.getUint32(orig + at, true);
     if (fn === 0) continue;
     e.llhttp_settings_init(slim);
     new DataView(e.memory.buffer).setUint32(slim + at, fn, true);
     const seen = probe(e, p, slim);
-    if (seen !== EMPTY_PROBE) keep.push(at, fn);
+    if (seen === EMPTY_PROBE) continue;
+    keep.push(at, fn);
+    slots[urlAt !== -1 ? 0 : fields > 0 ? 1 : 2] = at;
   }
   e.llhttp_settings_init(slim);
   const view = new DataView(e.memory.buffer);
   for (let i = 0; i < keep.length; i += 2) view.setUint32(slim + keep[i]!, keep[i + 1]!, true);
   const same = probe(e, p, slim) === full && full !== EMPTY_PROBE;
-  e.llhttp_free(p);
   if (same) {
     callbacks = keep.length / 2;
+    if (keep.length === 6 && !slots.includes(-1)) inWasm(e, p, slim, slots, full);
+    e.llhttp_free(p);
     return slim;
   }
+  e.llhttp_free(p);
   e.free(slim);
   return undefined;
+}
+
+/**
+ * Puts the three callbacks of `slim` (at `slots`: URL, field name, head complete) into WASM
+ * (llhttp-counters.ts): no WASM→JS call per head. Kept only when llhttp then sees the sample
+ * head as with the JS callbacks (`full`); otherwise the JS callbacks stay.
+ */
+function inWasm(e: Exports, p: number, slim: number, slots: readonly number[], full: string): void {
+  const table = e.__indirect_function_table;
+  if (table === undefined) return;
+  // The table has no room to grow: the three entries the JS callbacks have are replaced (they
+  // serve these settings' slots only; llhttp calls its callbacks through the settings).
+  const view = new DataView(e.memory.buffer);
+  const entries = slots.map((at) => view.getUint32(slim + at, true));
+  const before = entries.map((i) => table.get(i));
+  const base = e.malloc(16);
+  try {
+    const fns = wasmCounters(e.memory, base);
+    table.set(entries[0]!, fns.url);
+    table.set(entries[1]!, fns.field);
+    table.set(entries[2]!, fns.complete);
+    counters = base;
+    if (probe(e, p, slim) === full) {
+      callbacks = 0;
+      return;
+    }
+  } catch {
+    // Not possible on this engine: the JS callbacks stay.
+  }
+  counters = 0;
+  for (let i = 0; i < 3; i++) table.set(entries[i]!, before[i]);
+  e.free(base);
+}
+
+/** Where the WASM callbacks keep what they saw (llhttp-counters.ts), or 0 while JS callbacks run. */
+let counters = 0;
+let seen: Int32Array | undefined;
+
+function seenView(e: Exports): Int32Array {
+  const buffer = e.memory.buffer;
+  if (seen === undefined || seen.buffer !== buffer || seen.byteOffset !== counters) {
+    seen = new Int32Array(buffer, counters, 4);
+  }
+  return seen;
+}
+
+/** Clears what the callbacks saw, before an execute. */
+function resetSeen(e: Exports): void {
+  urlAt = -1;
+  urlEnd = -1;
+  fields = 0;
+  complete = false;
+  if (counters === 0) return;
+  const v = seenView(e);
+  v[0] = -1;
+  v[1] = -1;
+  v[2] = 0;
+  v[3] = 0;
+}
+
+/** After an execute: what the WASM callbacks saw, into the variables the JS ones set. */
+function readSeen(e: Exports): void {
+  if (counters === 0) return;
+  const v = seenView(e);
+  urlAt = v[0]!;
+  urlEnd = v[1]!;
+  fields = v[2]!;
+  complete = v[3] === 1;
 }
 
 const PROBE = Buffer.from('POST /probe HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx');
@@ -178,11 +255,9 @@ function probe(e: Exports, p: number, settings: number): string {
   e.llhttp_init(p, TYPE.REQUEST, settings);
   const at = e.malloc(PROBE.length);
   new Uint8Array(e.memory.buffer).set(PROBE, at);
-  urlAt = -1;
-  urlEnd = -1;
-  fields = 0;
-  complete = false;
+  resetSeen(e);
   e.llhttp_execute(p, at, PROBE.length);
+  readSeen(e);
   e.free(at);
   return `${urlAt < 0 ? urlAt : urlAt - at} ${urlEnd < 0 ? urlEnd : urlEnd - at} ${fields} ${complete}`;
 }
@@ -222,10 +297,10 @@ function settingsOf(e: Exports, p: number): number | undefined {
 
 /** The settings every parser gets: slimSettings', or 0 for llhttp-wasm's own. */
 let settings = -1;
-/** How many callbacks those settings name (8 in llhttp-wasm's own). */
+/** How many of those settings' callbacks are JS functions (8 in llhttp-wasm's own). */
 let callbacks = 8;
 
-/** The number of llhttp callbacks that call into JS (issue 18: three, counted by a test). */
+/** The number of llhttp callbacks that call into JS (issue 18: none, counted by a test). */
 export function llhttpCallbacks(): number {
   wasm ??= instantiate();
   parserFor(wasm, 'REQUEST');
@@ -279,11 +354,9 @@ export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.len
   // suspect of an intermittent SIGSEGV under load (seen twice in CI runs); set() stays in V8.
   memory.set(start === 0 && end === buf.length ? buf : buf.subarray(start, end), input);
   e.llhttp_reset(p);
-  urlAt = -1;
-  urlEnd = -1;
-  fields = 0;
-  complete = false;
+  resetSeen(e);
   const rc = e.llhttp_execute(p, input, length);
+  readSeen(e);
   if ((rc !== OK && rc !== PAUSED_UPGRADE) || !complete) {
     return { ok: false, reason: (rc === OK ? 'incomplete head' : reasonOf(e, p)).toLowerCase() };
   }
