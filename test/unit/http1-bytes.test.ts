@@ -18,10 +18,10 @@ const MAX = 16384;
 function reference(head: string): {
   method: string;
   target: string;
-  path?: string;
+  path: string | undefined;
   query: string;
   host: string;
-  port?: number;
+  port: number | undefined;
   headers: (readonly [string, string])[];
 } {
   const lines = head.slice(0, -4).split('\r\n');
