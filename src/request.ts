@@ -20,6 +20,11 @@ export interface RequestInit {
   readonly method?: string | undefined;
   /** Raw [name, value] pairs in wire order, names as sent. */
   readonly headers?: readonly (readonly [string, string])[] | undefined;
+  /**
+   * Or where to find them on first lookup (an HTTP/1 head splits its field lines into pairs
+   * only when asked, src/peek/http1-head.ts): most requests are routed without a header lookup.
+   */
+  readonly headersOf?: { readonly headers: readonly (readonly [string, string])[] } | undefined;
   readonly sni?: string | undefined;
   readonly alpn?: readonly string[] | undefined;
   readonly clientIp: string;
@@ -134,7 +139,8 @@ class FrozenRequest implements Request {
   declare readonly trustedClient: boolean;
   declare readonly tls: TlsInfo | undefined;
   declare readonly listener: string;
-  readonly #headers: readonly (readonly [string, string])[];
+  #headers: readonly (readonly [string, string])[] | undefined;
+  #headersOf: { readonly headers: readonly (readonly [string, string])[] } | undefined;
   #index: Map<string, string[]> | undefined;
   #cookies: Map<string, string> | undefined;
   #params: Map<string, string> | undefined;
@@ -162,7 +168,8 @@ class FrozenRequest implements Request {
     this.trustedClient = init.trustedClient ?? false;
     this.tls = init.tls;
     this.listener = init.listener;
-    this.#headers = init.headers ?? NO_HEADERS;
+    this.#headers = init.headers;
+    this.#headersOf = init.headersOf;
   }
 
   get localIp(): string {
@@ -186,7 +193,9 @@ class FrozenRequest implements Request {
   #headerIndex(): Map<string, string[]> {
     if (this.#index !== undefined) return this.#index;
     const index = new Map<string, string[]>();
-    for (const [name, value] of this.#headers) {
+    const headers = this.#headers ?? this.#headersOf?.headers ?? NO_HEADERS;
+    this.#headersOf = undefined;
+    for (const [name, value] of headers) {
       const key = name.toLowerCase();
       const list = index.get(key);
       if (list === undefined) index.set(key, [value]);

@@ -12,9 +12,11 @@
  * 1. `Http1HeadScanner.feed(buf)` is called with the whole accumulated buffer after each read;
  *    it returns undefined until the head is complete (or throws 400/414/431). The scanner keeps
  *    its scan offset, so trickled bytes cost O(n) overall. `peekHttp1` is the one-shot form.
- * 2. A complete head is decoded once as latin1 and split on CRLF (the scanner guarantees there
- *    is no other line break). Every strict rule of reference/peers-reliability.md §3 rows 1–13
- *    is enforced here, in head order, so the verdict does not depend on how bytes were split.
+ * 2. A complete head is checked on its bytes (http1-bytes.ts) where it has a common form; what
+ *    those checks do not accept goes to the string rules (http1-target.ts, http1-fields.ts,
+ *    http1-host.ts), which word the refusal. Every strict rule of reference/peers-reliability.md
+ *    §3 rows 1–13 is enforced, in head order, so the verdict does not depend on how bytes were
+ *    split. The field lines stay one latin1 string until `headers` is read (http1-head.ts).
  * 3. llhttp must accept the head too, and must agree on the target, version and field count.
  * 4. Choices: one leading empty line is skipped (a second → 400); more than one Content-Length
  *    (even identical: `5, 5` or two `5` lines) is refused, as llhttp and nginx do; more than
@@ -24,6 +26,16 @@
  */
 
 import { peerError } from '../errors.ts';
+import {
+  checkField,
+  Field,
+  type FieldSpan,
+  fieldOf,
+  methodOf,
+  plainHost,
+  plainPathEnd,
+  versionOf,
+} from './http1-bytes.ts';
 import {
   CHUNKED,
   checkTransferEncoding,
@@ -36,6 +48,7 @@ import {
   refuseH2Upgrade,
   upgradeProtocols,
 } from './http1-fields.ts';
+import { ParsedHead } from './http1-head.ts';
 import { type Authority, parseAuthority, sameAuthority } from './http1-host.ts';
 import { HeadScanner } from './http1-scan.ts';
 import { parseRequestLine, parseTarget } from './http1-target.ts';
@@ -123,102 +136,13 @@ function bad(what: string): Error {
   return peerError('bad_request', `http1: ${what}`);
 }
 
-/**
- * Field values the framing and routing rules need, gathered in one pass; a list is made only
- * when its field is present (most heads carry Host alone), so nothing else is allocated.
- */
-interface Gathered {
-  hosts: string[] | undefined;
-  contentLength: string[] | undefined;
-  transferEncoding: string[] | undefined;
-  connection: string[] | undefined;
-  upgrade: string[] | undefined;
-  expect: string | undefined;
-}
-
 const NO_TOKENS: ReadonlySet<string> = new Set();
+const SP = 0x20;
+const CR = 0x0d;
 
-/** Parses and validates a complete head: bytes [start, end) of `buf`. */
-function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, paths: PathNormalization): Http1Head {
-  const line = buf.toString('latin1', start, lineEnd);
-  const { method, target, versionMinor } = parseRequestLine(line);
-  const headers: HeaderPair[] = [];
-  const g: Gathered = {
-    hosts: undefined,
-    contentLength: undefined,
-    transferEncoding: undefined,
-    connection: undefined,
-    upgrade: undefined,
-    expect: undefined,
-  };
-  const at = lineEnd + 2;
-  if (at < end - 2) {
-    const text = buf.toString('latin1', at, end - 4);
-    let from = 0;
-    for (let n = 1; from <= text.length; n++) {
-      let to = text.indexOf('\r\n', from);
-      if (to === -1) to = text.length;
-      const pair = parseFieldLine(text.slice(from, to), n, at + from, 'http1');
-      headers.push(pair);
-      gather(g, pair);
-      from = to + 2;
-    }
-  }
-  const parts = parseTarget(method, target, paths);
-  const hostAuth = resolveHost(g, versionMinor, parts.authority, parts.scheme);
-  const bodyFraming = framing(g, versionMinor);
-  // Hazard #15: an HTTP/1.0 intermediary may ignore a body on these methods and read it as the
-  // next request; HAProxy refuses them by default (found by test/adversarial/http1-oracles).
-  if (versionMinor === 0 && bodyFraming.kind !== 'none' && NO_BODY_1_0.has(method)) {
-    throw bad(`a body on an HTTP/1.0 ${method} request`);
-  }
-  const offered = g.upgrade === undefined ? NONE : upgradeProtocols(g.upgrade);
-  refuseH2Upgrade(offered, 'http1');
-  crossCheck(buf, start, end, method.length + 1, target.length, versionMinor, headers.length);
-  const tokens = g.connection === undefined ? NO_TOKENS : connectionTokens(g.connection);
-  const upgrade = g.upgrade !== undefined && tokens.has('upgrade');
-  return {
-    method,
-    target,
-    versionMinor,
-    headers,
-    host: hostAuth.host,
-    port: hostAuth.port,
-    path: parts.path,
-    query: parts.query,
-    headLength: end,
-    bodyFraming,
-    upgrade,
-    upgradeTo: upgrade ? offered : NONE,
-    connectionClose: tokens.has('close') || (versionMinor === 0 && !tokens.has('keep-alive')),
-    expectContinue: g.expect !== undefined && g.expect.toLowerCase() === '100-continue',
-  };
-}
-
-function gather(g: Gathered, [name, value]: HeaderPair): void {
-  // Names are tokens (checked), so a length switch before lower-casing keeps this cheap; a list
-  // is made only for a header that is present.
-  switch (name.length) {
-    case 4:
-      if (name.toLowerCase() === 'host') g.hosts = append(g.hosts, value);
-      break;
-    case 6:
-      if (name.toLowerCase() === 'expect') g.expect = value;
-      break;
-    case 7:
-      if (name.toLowerCase() === 'upgrade') g.upgrade = append(g.upgrade, value);
-      break;
-    case 10:
-      if (name.toLowerCase() === 'connection') g.connection = append(g.connection, value);
-      break;
-    case 14:
-      if (name.toLowerCase() === 'content-length') g.contentLength = append(g.contentLength, value);
-      break;
-    case 17:
-      if (name.toLowerCase() === 'transfer-encoding') g.transferEncoding = append(g.transferEncoding, value);
-      break;
-  }
-}
+/** Scratch of the byte checks (one head at a time, synchronously). */
+const span: FieldSpan = { colon: 0, valueFrom: 0, valueTo: 0 };
+const hostAt = { colon: 0, port: -1 };
 
 function append(list: string[] | undefined, value: string): string[] {
   if (list === undefined) return [value];
@@ -226,31 +150,154 @@ function append(list: string[] | undefined, value: string): string[] {
   return list;
 }
 
-/** Host rules (#8, #9): exactly one Host on HTTP/1.1; a target authority must agree with it. */
-function resolveHost(g: Gathered, versionMinor: 0 | 1, target: Authority | undefined, scheme: string): Authority {
-  if (g.hosts !== undefined && g.hosts.length > 1) throw bad(`${g.hosts.length} Host header lines`);
-  const raw = g.hosts?.[0];
-  if (raw === undefined) {
-    if (versionMinor === 1) throw bad('no Host header in an HTTP/1.1 request');
-    return target ?? { host: '', port: undefined };
+/**
+ * Parses and validates a complete head: bytes [start, end) of `buf`. The common forms are
+ * checked on the bytes (http1-bytes.ts); whatever those checks do not accept is decided by the
+ * string-based rules (parseRequestLine, parseFieldLine, parseTarget, parseAuthority), which
+ * refuse it with the same words as before, in the same order: request line, field lines in
+ * order, target, Host, framing, upgrade, llhttp.
+ */
+function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, paths: PathNormalization): Http1Head {
+  // The request line: the scanner let only SP and visible ASCII through.
+  let sp1 = -1;
+  let sp2 = -1;
+  let spaces = 0;
+  for (let i = start; i < lineEnd; i++) {
+    if (buf[i] !== SP) continue;
+    if (++spaces === 1) sp1 = i;
+    else if (spaces === 2) sp2 = i;
+    else break;
   }
-  const host = parseAuthority(raw, 'Host');
-  if (target !== undefined && !sameAuthority(target, host, scheme)) {
-    throw bad(`request-target authority "${target.host}" differs from Host "${host.host}"`);
+  let method = spaces === 2 && sp2 > sp1 + 1 ? methodOf(buf, start, sp1) : undefined;
+  let versionMinor = method === undefined ? -1 : versionOf(buf, sp2 + 1, lineEnd);
+  let target: string;
+  if (method === undefined || versionMinor === -1) {
+    const line = parseRequestLine(buf.toString('latin1', start, lineEnd)); // throws the reason
+    method = line.method;
+    versionMinor = line.versionMinor;
+    target = line.target;
+  } else {
+    target = buf.toString('latin1', sp1 + 1, sp2);
   }
-  return host;
+  const v: 0 | 1 = versionMinor;
+  // The field lines: checked on their bytes; the values of the six fields read below become strings.
+  const at = lineEnd + 2;
+  const fields = at < end - 2 ? buf.toString('latin1', at, end - 4) : '';
+  let count = 0;
+  let hosts = 0;
+  let hostFrom = 0;
+  let hostTo = 0;
+  let contentLength: string[] | undefined;
+  let transferEncoding: string[] | undefined;
+  let connection: string[] | undefined;
+  let upgradeValues: string[] | undefined;
+  let expect: string | undefined;
+  for (let from = at; from < end - 2; ) {
+    let to = from;
+    while (buf[to] !== CR) to++;
+    count++;
+    if (!checkField(buf, from, to, span)) {
+      parseFieldLine(fields.slice(from - at, to - at), count, from, 'http1'); // throws the reason
+      throw bad(`header ${count} at byte ${from}`); // not reached: both apply the same rules
+    }
+    const field = fieldOf(buf, from, span.colon);
+    if (field === Field.Host) {
+      if (++hosts === 1) {
+        hostFrom = span.valueFrom;
+        hostTo = span.valueTo;
+      }
+    } else if (field !== Field.Other) {
+      const value = fields.slice(span.valueFrom - at, span.valueTo - at);
+      if (field === Field.ContentLength) contentLength = append(contentLength, value);
+      else if (field === Field.TransferEncoding) transferEncoding = append(transferEncoding, value);
+      else if (field === Field.Connection) connection = append(connection, value);
+      else if (field === Field.Upgrade) upgradeValues = append(upgradeValues, value);
+      else expect = value;
+    }
+    from = to + 2;
+  }
+  // The target: an origin-form path that is already normal is taken as is.
+  const targetAt = start + method.length + 1;
+  const targetEnd = targetAt + target.length;
+  const q = method === 'CONNECT' ? -1 : plainPathEnd(buf, targetAt, targetEnd);
+  let path: string | undefined;
+  let query = '';
+  let authority: Authority | undefined;
+  let scheme = '';
+  if (q !== -1) {
+    path = q === targetEnd ? target : target.slice(0, q - targetAt);
+    if (q !== targetEnd) query = target.slice(q - targetAt + 1);
+  } else {
+    const parts = parseTarget(method, target, paths);
+    path = parts.path;
+    query = parts.query;
+    authority = parts.authority;
+    scheme = parts.scheme;
+  }
+  // Host rules (#8, #9): exactly one Host on HTTP/1.1; a target authority must agree with it.
+  if (hosts > 1) throw bad(`${hosts} Host header lines`);
+  let host: string;
+  let port: number | undefined;
+  if (hosts === 0) {
+    if (v === 1) throw bad('no Host header in an HTTP/1.1 request');
+    host = authority?.host ?? '';
+    port = authority?.port;
+  } else {
+    if (plainHost(buf, hostFrom, hostTo, hostAt)) {
+      host = fields.slice(hostFrom - at, hostAt.colon - at);
+      port = hostAt.port === -1 ? undefined : hostAt.port;
+    } else {
+      const parsed = parseAuthority(fields.slice(hostFrom - at, hostTo - at), 'Host');
+      host = parsed.host;
+      port = parsed.port;
+    }
+    if (authority !== undefined && !sameAuthority(authority, { host, port }, scheme)) {
+      throw bad(`request-target authority "${authority.host}" differs from Host "${host}"`);
+    }
+  }
+  const bodyFraming = framing(contentLength, transferEncoding, v);
+  // Hazard #15: an HTTP/1.0 intermediary may ignore a body on these methods and read it as the
+  // next request; HAProxy refuses them by default (found by test/adversarial/http1-oracles).
+  if (v === 0 && bodyFraming.kind !== 'none' && NO_BODY_1_0.has(method)) {
+    throw bad(`a body on an HTTP/1.0 ${method} request`);
+  }
+  const offered = upgradeValues === undefined ? NONE : upgradeProtocols(upgradeValues);
+  refuseH2Upgrade(offered, 'http1');
+  crossCheck(buf, start, end, method.length + 1, target.length, v, count);
+  const tokens = connection === undefined ? NO_TOKENS : connectionTokens(connection);
+  const upgrade = upgradeValues !== undefined && tokens.has('upgrade');
+  return new ParsedHead(
+    method,
+    target,
+    v,
+    host,
+    port,
+    path,
+    query,
+    end,
+    bodyFraming,
+    upgrade,
+    upgrade ? offered : NONE,
+    tokens.has('close') || (v === 0 && !tokens.has('keep-alive')),
+    expect !== undefined && expect.toLowerCase() === '100-continue',
+    fields,
+  );
 }
 
 /** Body framing (#1–#4, RFC 9112 §6.3): TE and CL are exclusive; TE needs HTTP/1.1. */
-function framing(g: Gathered, versionMinor: 0 | 1): RequestBodyFraming {
-  if (g.transferEncoding !== undefined) {
-    if (g.contentLength !== undefined) throw bad('both Transfer-Encoding and Content-Length');
+function framing(
+  contentLength: string[] | undefined,
+  transferEncoding: string[] | undefined,
+  versionMinor: 0 | 1,
+): RequestBodyFraming {
+  if (transferEncoding !== undefined) {
+    if (contentLength !== undefined) throw bad('both Transfer-Encoding and Content-Length');
     if (versionMinor === 0) throw bad('Transfer-Encoding in an HTTP/1.0 request');
-    checkTransferEncoding(g.transferEncoding, 'http1');
+    checkTransferEncoding(transferEncoding, 'http1');
     return CHUNKED;
   }
-  if (g.contentLength === undefined) return NO_BODY;
-  const length = parseContentLength(g.contentLength, 'http1');
+  if (contentLength === undefined) return NO_BODY;
+  const length = parseContentLength(contentLength, 'http1');
   return length === 0 ? NO_BODY : { kind: 'length', length };
 }
 

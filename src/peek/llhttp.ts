@@ -15,11 +15,16 @@
  *    call each), keeps them in arrays, builds a message object and mallocs/frees the input per
  *    call; the cross-check needs none of that. Our callbacks only record where the URL is and
  *    count field lines; nothing is allocated per head except on a refusal (the reason text).
+ * 6. Only those three callbacks are called at all (`slimSettings`): the others are left out of
+ *    the parser's settings; and the three run inside WebAssembly (`inWasm`,
+ *    llhttp-counters.ts), so llhttp makes no WASM→JS call at all. Both are checked on a sample
+ *    head at instantiation; the JS callbacks stay wherever a check fails.
  */
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
+import { counters as wasmCounters } from './llhttp-counters.ts';
 
 /** What llhttp saw in one head, or the reason it refused it. */
 export type LlhttpResult =
@@ -51,16 +56,15 @@ const { Module, Instance } = (globalThis as unknown as { WebAssembly: Wasm }).We
 
 interface Exports {
   readonly memory: { readonly buffer: ArrayBuffer };
-  readonly __indirect_function_table: {
-    readonly length: number;
-    get(i: number): { readonly name: string } | null;
-  };
-  llhttp_free(p: number): void;
+  readonly __indirect_function_table?: { get(i: number): unknown; set(i: number, f: unknown): void };
   _initialize(): void;
   malloc(n: number): number;
   free(p: number): void;
   llhttp_alloc(type: number): number;
+  llhttp_init(p: number, type: number, settings: number): void;
+  llhttp_settings_init(settings: number): void;
   llhttp_reset(p: number): void;
+  llhttp_free(p: number): void;
   llhttp_execute(p: number, data: number, len: number): number;
   llhttp_get_http_major(p: number): number;
   llhttp_get_http_minor(p: number): number;
@@ -125,62 +129,182 @@ function instantiate(): Exports {
   });
   const e = instance.exports as unknown as Exports;
   e._initialize();
-  dropUnusedCallbacks(mod, e);
   return e;
 }
 
-/** How many settings slots `dropUnusedCallbacks` cleared (tests read it: 5 with this build). */
-let dropped = 0;
-export function llhttpDroppedCallbacks(): number {
-  wasm ??= instantiate();
-  return dropped;
+/**
+ * llhttp's settings with only the callbacks the cross-check reads (issue 18): the URL, each
+ * field name and the end of the head. llhttp-wasm's own settings also name message begin/end,
+ * status, body and every field value; each is a WASM→JS call through V8's generic wrapper
+ * (~0.15 µs each, above), and llhttp calls none of them when its settings slot is empty
+ * (llhttp's documented NULL callback), so the grammar it checks is the same. Which slot names
+ * which import is found by probing, not assumed from a struct layout: each non-empty slot of
+ * the settings llhttp_alloc installed is tried alone on a sample head and kept only when it
+ * reaches one of the three callbacks. Undefined (llhttp-wasm's own settings stay) when the
+ * probe cannot find them, or the slim settings do not see the sample head as the full ones do.
+ */
+function slimSettings(e: Exports): number | undefined {
+  const size = settingsSize(e);
+  const p = e.llhttp_alloc(TYPE.REQUEST);
+  const orig = settingsOf(e, p);
+  if (size === undefined || orig === undefined || size % 4 !== 0) return undefined;
+  const slim = e.malloc(size);
+  const words = new DataView(e.memory.buffer);
+  const full = probe(e, p, orig);
+  const keep: number[] = [];
+  /** The slots of the URL, field-name and head-complete callbacks. */
+  const slots = [-1, -1, -1];
+  for (let at = 0; at < size; at += 4) {
+    const fn = words.getUint32(orig + at, true);
+    if (fn === 0) continue;
+    e.llhttp_settings_init(slim);
+    new DataView(e.memory.buffer).setUint32(slim + at, fn, true);
+    const seen = probe(e, p, slim);
+    if (seen === EMPTY_PROBE) continue;
+    keep.push(at, fn);
+    slots[urlAt !== -1 ? 0 : fields > 0 ? 1 : 2] = at;
+  }
+  e.llhttp_settings_init(slim);
+  const view = new DataView(e.memory.buffer);
+  for (let i = 0; i < keep.length; i += 2) view.setUint32(slim + keep[i]!, keep[i + 1]!, true);
+  const same = probe(e, p, slim) === full && full !== EMPTY_PROBE;
+  if (same) {
+    callbacks = keep.length / 2;
+    if (keep.length === 6 && !slots.includes(-1)) inWasm(e, p, slim, slots, full);
+    e.llhttp_free(p);
+    return slim;
+  }
+  e.llhttp_free(p);
+  e.free(slim);
+  return undefined;
 }
 
-/** The callbacks llhttp need not call: only the URL, field names and the end of the head are read. */
-const UNUSED = new Set([
-  'wasm_on_message_begin',
-  'wasm_on_status',
-  'wasm_on_header_value',
-  'wasm_on_body',
-  'wasm_on_message_complete',
-]);
-
 /**
- * Clears the settings slots of the callbacks nobody reads, so llhttp skips those calls (its
- * `CALLBACK_MAYBE` treats an empty slot as "continue"): one WASM→JS call per field line and three
- * per head fewer. The build's settings struct is static and shared by every parser; it is found
- * through a parser's `settings` pointer and each slot is identified, not assumed: a slot holds a
- * function-table index, the table's entry is named by its function index (the WebAssembly JS API
- * names exported functions so), and imported functions take the first indices in import order.
- * A slot that is not one of ours is left alone; if no settings struct is found, nothing changes.
+ * Puts the three callbacks of `slim` (at `slots`: URL, field name, head complete) into WASM
+ * (llhttp-counters.ts): no WASM→JS call per head. Kept only when llhttp then sees the sample
+ * head as with the JS callbacks (`full`); otherwise the JS callbacks stay.
  */
-function dropUnusedCallbacks(mod: object, e: Exports): void {
-  const imports = (Module as unknown as { imports(m: object): { name: string; kind: string }[] })
-    .imports(mod)
-    .filter((i) => i.kind === 'function')
-    .map((i) => i.name);
+function inWasm(e: Exports, p: number, slim: number, slots: readonly number[], full: string): void {
   const table = e.__indirect_function_table;
-  const nameAt = (slot: number): string | undefined => {
-    if (slot <= 0 || slot >= table.length) return undefined;
-    const f = table.get(slot);
-    return f === null ? undefined : imports[Number(f.name)];
-  };
-  const probe = e.llhttp_alloc(TYPE.REQUEST);
-  const words = new Uint32Array(e.memory.buffer);
-  for (let w = probe >>> 2, end = w + 32; w < end; w++) {
-    const at = words[w]!;
-    if (at === 0 || at % 4 !== 0 || at + 64 > words.byteLength) continue;
-    const slots = words.subarray(at >>> 2, (at >>> 2) + 16);
-    if (!slots.some((s) => nameAt(s) === 'wasm_on_url')) continue;
-    if (!slots.some((s) => nameAt(s) === 'wasm_on_header_field')) continue;
-    for (let i = 0; i < slots.length; i++) {
-      if (!UNUSED.has(nameAt(slots[i]!) ?? '')) continue;
-      slots[i] = 0;
-      dropped++;
+  if (table === undefined) return;
+  // The table has no room to grow: the three entries the JS callbacks have are replaced (they
+  // serve these settings' slots only; llhttp calls its callbacks through the settings).
+  const view = new DataView(e.memory.buffer);
+  const entries = slots.map((at) => view.getUint32(slim + at, true));
+  const before = entries.map((i) => table.get(i));
+  const base = e.malloc(16);
+  try {
+    const fns = wasmCounters(e.memory, base);
+    table.set(entries[0]!, fns.url);
+    table.set(entries[1]!, fns.field);
+    table.set(entries[2]!, fns.complete);
+    counters = base;
+    if (probe(e, p, slim) === full) {
+      callbacks = 0;
+      return;
     }
-    break;
+  } catch {
+    // Not possible on this engine: the JS callbacks stay.
   }
-  e.llhttp_free(probe);
+  counters = 0;
+  for (let i = 0; i < 3; i++) table.set(entries[i]!, before[i]);
+  e.free(base);
+}
+
+/** Where the WASM callbacks keep what they saw (llhttp-counters.ts), or 0 while JS callbacks run. */
+let counters = 0;
+let seen: Int32Array | undefined;
+
+function seenView(e: Exports): Int32Array {
+  const buffer = e.memory.buffer;
+  if (seen === undefined || seen.buffer !== buffer || seen.byteOffset !== counters) {
+    seen = new Int32Array(buffer, counters, 4);
+  }
+  return seen;
+}
+
+/** Clears what the callbacks saw, before an execute. */
+function resetSeen(e: Exports): void {
+  urlAt = -1;
+  urlEnd = -1;
+  fields = 0;
+  complete = false;
+  if (counters === 0) return;
+  const v = seenView(e);
+  v[0] = -1;
+  v[1] = -1;
+  v[2] = 0;
+  v[3] = 0;
+}
+
+/** After an execute: what the WASM callbacks saw, into the variables the JS ones set. */
+function readSeen(e: Exports): void {
+  if (counters === 0) return;
+  const v = seenView(e);
+  urlAt = v[0]!;
+  urlEnd = v[1]!;
+  fields = v[2]!;
+  complete = v[3] === 1;
+}
+
+const PROBE = Buffer.from('POST /probe HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx');
+const EMPTY_PROBE = '-1 -1 0 false';
+
+/** What the three kept callbacks saw of the sample head with these settings. */
+function probe(e: Exports, p: number, settings: number): string {
+  e.llhttp_init(p, TYPE.REQUEST, settings);
+  const at = e.malloc(PROBE.length);
+  new Uint8Array(e.memory.buffer).set(PROBE, at);
+  resetSeen(e);
+  e.llhttp_execute(p, at, PROBE.length);
+  readSeen(e);
+  e.free(at);
+  return `${urlAt < 0 ? urlAt : urlAt - at} ${urlEnd < 0 ? urlEnd : urlEnd - at} ${fields} ${complete}`;
+}
+
+/** The size of llhttp_settings_t: the bytes llhttp_settings_init clears. */
+function settingsSize(e: Exports): number | undefined {
+  const max = 512;
+  const at = e.malloc(max);
+  const u8 = new Uint8Array(e.memory.buffer);
+  u8.fill(0xab, at, at + max);
+  e.llhttp_settings_init(at);
+  let n = 0;
+  while (n < max && u8[at + n] === 0) n++;
+  e.free(at);
+  return n > 0 && n < max ? n : undefined;
+}
+
+/** The settings pointer llhttp_init stored in parser `p`, found by storing a known one. */
+function settingsOf(e: Exports, p: number): number | undefined {
+  const words = 64;
+  const before = new DataView(e.memory.buffer.slice(p, p + 4 * words));
+  const mark = e.malloc(512);
+  e.llhttp_settings_init(mark);
+  e.llhttp_init(p, TYPE.REQUEST, mark);
+  const after = new DataView(e.memory.buffer);
+  let found: number | undefined;
+  for (let i = 0; i < words; i++) {
+    if (after.getUint32(p + 4 * i, true) === mark && before.getUint32(4 * i, true) !== mark) {
+      found = before.getUint32(4 * i, true);
+      break;
+    }
+  }
+  if (found !== undefined) e.llhttp_init(p, TYPE.REQUEST, found);
+  e.free(mark);
+  return found;
+}
+
+/** The settings every parser gets: slimSettings', or 0 for llhttp-wasm's own. */
+let settings = -1;
+/** How many of those settings' callbacks are JS functions (8 in llhttp-wasm's own). */
+let callbacks = 8;
+
+/** The number of llhttp callbacks that call into JS (issue 18: none, counted by a test). */
+export function llhttpCallbacks(): number {
+  wasm ??= instantiate();
+  parserFor(wasm, 'REQUEST');
+  return callbacks;
 }
 
 const parsers = new Map<Kind, number>();
@@ -194,6 +318,8 @@ function parserFor(e: Exports, kind: Kind): number {
   let p = parsers.get(kind);
   if (p === undefined) {
     p = e.llhttp_alloc(TYPE[kind]);
+    if (settings === -1) settings = slimSettings(e) ?? 0;
+    if (settings !== 0) e.llhttp_init(p, TYPE[kind], settings);
     parsers.set(kind, p);
   }
   return p;
@@ -228,11 +354,9 @@ export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.len
   // suspect of an intermittent SIGSEGV under load (seen twice in CI runs); set() stays in V8.
   memory.set(start === 0 && end === buf.length ? buf : buf.subarray(start, end), input);
   e.llhttp_reset(p);
-  urlAt = -1;
-  urlEnd = -1;
-  fields = 0;
-  complete = false;
+  resetSeen(e);
   const rc = e.llhttp_execute(p, input, length);
+  readSeen(e);
   if ((rc !== OK && rc !== PAUSED_UPGRADE) || !complete) {
     return { ok: false, reason: (rc === OK ? 'incomplete head' : reasonOf(e, p)).toLowerCase() };
   }

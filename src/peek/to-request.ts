@@ -47,11 +47,11 @@ function tlsFields(info: ConnectionInfo): {
 
 type Headers = readonly (readonly [string, string])[];
 
-/** Every value of a lower-cased header name, in wire order. */
-function valuesOf(headers: Headers): (name: string) => string[] {
+/** Every value of a lower-cased header name, in wire order (the head's pairs made only when asked). */
+function valuesOf(head: { readonly headers: Headers }): (name: string) => string[] {
   return (name) => {
     const out: string[] = [];
-    for (const [n, v] of headers) if (n.length === name.length && n.toLowerCase() === name) out.push(v);
+    for (const [n, v] of head.headers) if (n.length === name.length && n.toLowerCase() === name) out.push(v);
     return out;
   };
 }
@@ -91,7 +91,7 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
   // object, one shape); createRequest copies it into the frozen Request.
   return (h) => {
     const forwarded =
-      addressing?.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(h.headers));
+      addressing?.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(h));
     return createRequest({
       clientIp: forwarded ?? base.clientIp,
       clientPort: forwarded === undefined ? base.clientPort : 0,
@@ -113,7 +113,7 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
       target: h.target,
       query: h.query,
       method: h.method,
-      headers: h.headers,
+      headersOf: h,
     });
   };
 }
@@ -125,11 +125,10 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
   const source = peeked.proxy?.command === 'proxy' ? peeked.proxy.source : undefined;
   const destination = peeked.proxy?.command === 'proxy' ? peeked.proxy.destination : undefined;
   const sessionIp = source?.ip ?? peerIp;
-  const headers: Headers | undefined = peeked.kind === 'tls' ? undefined : peeked.head.headers;
   const forwarded =
-    info.addressing === undefined || headers === undefined
+    info.addressing === undefined || peeked.kind === 'tls'
       ? undefined
-      : forwardedClientIp(info.addressing, sessionIp, valuesOf(headers));
+      : forwardedClientIp(info.addressing, sessionIp, valuesOf(peeked.head));
   const base = {
     clientIp: forwarded ?? sessionIp,
     clientPort: forwarded !== undefined ? 0 : (source?.port ?? socket.remotePort ?? 0),
@@ -154,7 +153,7 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
         target: h.target,
         query: h.query,
         method: h.method,
-        headers: h.headers,
+        headersOf: h,
       });
     }
     case 'h2c': {
