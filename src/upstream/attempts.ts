@@ -135,8 +135,10 @@ export function tryJacksThen<T>(
         done(undefined, { result: 'overloaded', attempts: number, reason: e.message });
         return;
       }
-      (failed ??= new Set<string>()).add(pick.backend.id);
-      (subclusters ??= []).push(pick.subcluster);
+      failed ??= new Set<string>();
+      failed.add(pick.backend.id);
+      subclusters ??= [];
+      subclusters.push(pick.subcluster);
       lastTimeout = e.timeout;
       reason = e.message;
       next(number + 1);
