@@ -7,6 +7,7 @@
  *   LoadedConfig ──create──► book, operator ──start──► Engine ──swap──► runtime.engine
  */
 import type { BackendRegistry } from '../src/backend-registry.ts';
+import { BackendSync } from '../src/backend-sync.ts';
 import type { LoadedConfig } from '../src/config/loaded.ts';
 import { DrainSet } from '../src/drain.ts';
 import type { Engine, PanelRuntime } from '../src/engine.ts';
@@ -27,7 +28,7 @@ import { hasDescriptorBudget, isRegistryProvider } from '../src/panel.ts';
 import type { PluginContext } from '../src/plugin.ts';
 import { defaultRandom, type Random } from '../src/random.ts';
 import { IssuedCertificates } from '../src/tls/issued.ts';
-import { type AddressBook, isBackendLister } from '../src/types.ts';
+import type { AddressBook } from '../src/types.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
 import { RouteDebugLog } from './route-debug.ts';
@@ -69,6 +70,7 @@ export class Runtime implements PanelRuntime {
   readonly issued: IssuedCertificates;
   /** Called after the current engine's book swapped its snapshot (`onSnapshot`). */
   readonly #snapshotListeners = new Set<(book: AddressBook) => void>();
+  readonly #backends: BackendSync;
   #accessLog: ReopenableAccessLog;
   readonly #injectedAccessLog: boolean;
   /** An injected logger (tests) keeps its level across reloads. */
@@ -94,6 +96,7 @@ export class Runtime implements PanelRuntime {
     this.issued = issued;
     this.registry = registry;
     this.health = health;
+    this.#backends = new BackendSync(registry, health);
     this.logger = logger;
     this.#exhausted = new ExhaustionLog(logger);
     this.#routeDebug = new RouteDebugLog(logger);
@@ -150,22 +153,12 @@ export class Runtime implements PanelRuntime {
 
   /**
    * After the current book swapped its snapshot: keep registry records for the backends that
-   * stay (new ones start their slow-start ramp), drop the rest, and check exactly these.
+   * stay (new ones start their slow-start ramp), drop the rest, and check exactly these; only
+   * what changed, when the book lists its backends in groups (src/backend-sync.ts).
    */
   #syncBackends(book: AddressBook): void {
     if (book !== this.#engine.book) return;
-    if (isBackendLister(book)) {
-      const entries = [...book.listBackends()];
-      this.registry.retain(entries);
-      this.health.update(
-        entries.map((e) => ({
-          backend: e.backend,
-          cluster: e.cluster,
-          policy: e.policy.healthCheck,
-          proxyProtocol: e.policy.proxyProtocol,
-        })),
-      );
-    }
+    this.#backends.sync(book);
     for (const l of this.#snapshotListeners) l(book);
   }
 

@@ -8,7 +8,8 @@
  * set, interleaved): the book is started on the table of bench/reload-latency.ts (1,000
  * products × 10 hosts, one cluster each), a loop allocates short-lived garbage the way request
  * handling does, and `--reloads` reloads each move one backend of one cluster (`sqlite`: a
- * commit and a poll; `bfe`: a rewrite of the `routes:` JSON file and a reload). Printed per tree
+ * commit and a poll; `bfe`: a rewrite of the `routes:` JSON file and a reload), each followed by
+ * the runtime's registry and health-check sync (src/backend-sync.ts). Printed per tree
  * and book: the median over rounds of the per-reload means, and the minimum; "longest" columns
  * are the longest of the round (a turn: the event loop's delay, wall clock, so it also counts
  * the time the machine gave to other processes).
@@ -17,12 +18,13 @@
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-gc.ts
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { BackendEntry } from '../src/types.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
 const { values: flags } = parseArgs({
@@ -69,11 +71,33 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
   const { pino } = await import('pino');
   const { LocalRegistry } = await imp('src/local-registry.ts');
   const { seededRandom } = await imp('src/random.ts');
+  const { HealthManager } = await imp('src/health/index.ts');
+  const registry = new LocalRegistry();
+  const health = new HealthManager(registry);
+  // What the runtime runs after each swap (app/runtime.ts): the tree's BackendSync, or (trees
+  // before it) the whole registry and health sync.
+  const syncer = existsSync(join(root, 'src/backend-sync.ts'))
+    ? new (await imp('src/backend-sync.ts')).BackendSync(registry, health)
+    : {
+        sync(book: { listBackends(): Iterable<BackendEntry> }) {
+          const entries = [...book.listBackends()];
+          registry.retain(entries);
+          health.update(
+            entries.map((e) => ({
+              backend: e.backend,
+              cluster: e.cluster,
+              policy: e.policy.healthCheck,
+              proxyProtocol: e.policy.proxyProtocol,
+            })),
+          );
+        },
+      };
   const context = {
     configDir: dir,
-    registry: new LocalRegistry(),
+    registry,
     logger: pino({ level: 'silent' }),
     random: seededRandom(1),
+    snapshotChanged: (book: { listBackends(): Iterable<BackendEntry> }) => syncer.sync(book),
   };
   const routes = (port: number) => compileRoutingTable(table(port)).table;
   let reload: (port: number) => Promise<unknown>;
@@ -134,6 +158,7 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
   obs.disconnect();
   stop = true;
   await traffic;
+  health.close();
   const of = (kind: number) => gcs.filter((g) => (g.kind & kind) !== 0);
   const sum = (xs: { ms: number }[]) => xs.reduce((s, g) => s + g.ms, 0);
   const max = (xs: { ms: number }[]) => xs.reduce((s, g) => Math.max(s, g.ms), 0);

@@ -116,4 +116,15 @@ export interface BackendRegistry {
    * time start their slow-start ramp now, unless this is the first call. Returns the dropped ids.
    */
   retain(keys: Iterable<RegistryKey>): string[];
+  /**
+   * Optional: `retain` for a change, when every key names a cluster: `ids` listed no more,
+   * `pairs` (id, cluster) listed no more while their id still is, `added` keys listed anew. Ends
+   * as `retain(every key listed now)` would; undefined (nothing done) when records exist that no
+   * `retain` listed: then call `retain`. Returns the dropped ids.
+   */
+  retainChange?(
+    ids: Iterable<string>,
+    pairs: Iterable<readonly [string, string]>,
+    added: Iterable<RegistryKey>,
+  ): string[] | undefined;
 }

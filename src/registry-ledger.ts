@@ -22,135 +22,10 @@ import {
   type RegistryKey,
   type RegistryObserver,
 } from './backend-registry.ts';
-import { type CounterCell, type HealthCell, LocalCounters, LocalHealth } from './registry-cells.ts';
+import { type HealthCell, LocalCounters, LocalHealth } from './registry-cells.ts';
+import { Entry } from './registry-entry.ts';
 
-/** One backend as one cluster sees it. */
-class ClusterView implements BackendState {
-  readonly id: string;
-  readonly cluster: string;
-  counters: CounterCell;
-  health: HealthCell;
-  constructor(id: string, cluster: string, counters: CounterCell, health: HealthCell) {
-    this.id = id;
-    this.cluster = cluster;
-    this.counters = counters;
-    this.health = health;
-  }
-  get active(): number {
-    return this.counters.active;
-  }
-  get total(): number {
-    return this.counters.total;
-  }
-  get latencyEwma(): number {
-    return this.counters.latencyEwma;
-  }
-  get failures(): number {
-    return this.health.failures;
-  }
-  get available(): boolean {
-    return this.counters.mode === 0 && this.health.available;
-  }
-  get healthy(): boolean {
-    return this.health.available;
-  }
-  get mode(): AdminMode {
-    return ADMIN_MODES[this.counters.mode] ?? 'up';
-  }
-  get weightOverride(): number | undefined {
-    const w = this.counters.weight;
-    return w < 0 ? undefined : w;
-  }
-  get upSince(): number {
-    return this.health.upSince;
-  }
-}
-
-/** The whole backend: down while any cluster holds it down, the longest streak, the latest return. */
-class WholeView implements BackendState {
-  readonly cluster = '';
-  readonly #entry: Entry;
-  constructor(entry: Entry) {
-    this.#entry = entry;
-  }
-  get id(): string {
-    return this.#entry.id;
-  }
-  get active(): number {
-    return this.#entry.counters.active;
-  }
-  get total(): number {
-    return this.#entry.counters.total;
-  }
-  get latencyEwma(): number {
-    return this.#entry.counters.latencyEwma;
-  }
-  get failures(): number {
-    let n = 0;
-    for (const h of this.#entry.health.values()) n = Math.max(n, h.failures);
-    return n;
-  }
-  get available(): boolean {
-    return this.#entry.counters.mode === 0 && this.healthy;
-  }
-  get healthy(): boolean {
-    for (const h of this.#entry.health.values()) if (!h.available) return false;
-    return true;
-  }
-  get mode(): AdminMode {
-    return ADMIN_MODES[this.#entry.counters.mode] ?? 'up';
-  }
-  get weightOverride(): number | undefined {
-    const w = this.#entry.counters.weight;
-    return w < 0 ? undefined : w;
-  }
-  get upSince(): number {
-    let t = 0;
-    for (const h of this.#entry.health.values()) t = Math.max(t, h.upSince);
-    return t;
-  }
-}
-
-/** One backend's cells and views. */
-export class Entry {
-  readonly id: string;
-  counters: CounterCell;
-  /** Health per cluster; '' (always present) is the backend as a whole. */
-  readonly health = new Map<string, HealthCell>();
-  readonly views = new Map<string, ClusterView>();
-  readonly whole: WholeView;
-
-  constructor(id: string, counters: CounterCell, whole: HealthCell) {
-    this.id = id;
-    this.counters = counters;
-    this.health.set('', whole);
-    this.whole = new WholeView(this);
-  }
-
-  /** Swaps the counters cell; views follow. */
-  setCounters(cell: CounterCell): void {
-    this.counters = cell;
-    for (const v of this.views.values()) v.counters = cell;
-  }
-
-  /** Swaps (or adds) the health cell of `cluster`; its view follows. */
-  setHealth(cluster: string, cell: HealthCell): void {
-    this.health.set(cluster, cell);
-    const v = this.views.get(cluster);
-    if (v !== undefined) v.health = cell;
-  }
-
-  /** The view of `cluster` ('' = the whole backend). */
-  view(cluster: string): BackendState {
-    if (cluster === '') return this.whole;
-    let v = this.views.get(cluster);
-    if (v === undefined) {
-      v = new ClusterView(this.id, cluster, this.counters, this.health.get(cluster)!);
-      this.views.set(cluster, v);
-    }
-    return v;
-  }
-}
+export { Entry } from './registry-entry.ts';
 
 /** The registry logic over cells; subclasses decide where cells live (see the file header). */
 export abstract class Ledger implements BackendRegistry {
@@ -159,6 +34,9 @@ export abstract class Ledger implements BackendRegistry {
   readonly #now: () => number;
   #seeded = false;
   #weightEpoch = 0;
+  /** True while the records are exactly what the last `retain` listed (`retainChange` needs it). */
+  #settled = false;
+  #retaining = false;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
@@ -282,22 +160,60 @@ export abstract class Ledger implements BackendRegistry {
   }
 
   retain(keys: Iterable<RegistryKey>): string[] {
-    const keep = this.group(keys);
-    const dropped: string[] = [];
-    for (const id of [...this.#entries.keys()]) {
-      if (!keep.has(id)) {
-        this.drop(id);
-        dropped.push(id);
+    this.#retaining = true;
+    this.#settled = true;
+    try {
+      const keep = this.group(keys);
+      const dropped: string[] = [];
+      for (const id of [...this.#entries.keys()]) {
+        if (!keep.has(id)) {
+          this.drop(id);
+          dropped.push(id);
+        }
       }
+      this.admit(keep);
+      for (const [id, clusters] of keep) {
+        if (clusters === undefined) continue;
+        const e = this.#entries.get(id)!;
+        for (const c of [...e.health.keys()]) if (!clusters.has(c)) this.dropCluster(id, c);
+      }
+      return this.#removed(dropped);
+    } finally {
+      this.#retaining = false;
     }
-    this.admit(keep);
-    for (const [id, clusters] of keep) {
-      if (clusters === undefined) continue;
-      const e = this.#entries.get(id)!;
-      for (const c of [...e.health.keys()]) if (!clusters.has(c)) this.dropCluster(id, c);
+  }
+
+  /**
+   * `retain` for a change of a listing that names a cluster in every key (src/backend-sync.ts):
+   * `ids` are listed no more, `pairs` (id, cluster) no more while their id still is, `added` are
+   * listed anew. The records end as `retain(every key listed now)` would leave them. Returns
+   * undefined, changing nothing, while records exist that no `retain` listed (made by a report,
+   * `reserve`, or a slot that was not free): the caller then calls `retain`.
+   */
+  retainChange(ids: Iterable<string>, pairs: Iterable<readonly [string, string]>, added: Iterable<RegistryKey>) {
+    if (!this.#settled) return undefined;
+    this.#retaining = true;
+    try {
+      const gone = new Set(ids);
+      const dropped: string[] = [];
+      if (gone.size > 0) for (const id of [...this.#entries.keys()]) if (gone.has(id)) dropped.push(id);
+      for (const id of dropped) this.drop(id);
+      this.admit(this.group(added));
+      for (const [id, cluster] of pairs) if (!gone.has(id)) this.dropCluster(id, cluster);
+      return this.#removed(dropped);
+    } finally {
+      this.#retaining = false;
     }
+  }
+
+  #removed(dropped: string[]): string[] {
     for (const id of dropped) for (const o of this.#observers) o.onRemoved?.(id);
     return dropped;
+  }
+
+  /** Records changed outside `retain`, or (`always`) a kept record has no place (see `retainChange`). */
+  protected unsettle(always = false): void {
+    if (always || !this.#retaining) this.#settled = false;
   }
 
   /** Tells observers about a failure already counted (the owner hears a worker's failures here). */
@@ -334,6 +250,7 @@ export abstract class Ledger implements BackendRegistry {
     if (e === undefined) {
       e = new Entry(id, new LocalCounters(), new LocalHealth());
       this.#entries.set(id, e);
+      this.unsettle();
     }
     return e;
   }
@@ -347,6 +264,7 @@ export abstract class Ledger implements BackendRegistry {
   protected drop(id: string): void {
     const e = this.#entries.get(id);
     if (e === undefined) return;
+    this.unsettle();
     this.#entries.delete(id);
     this.freed(id, undefined);
     for (const c of e.health.keys()) this.freed(id, c);
@@ -356,6 +274,7 @@ export abstract class Ledger implements BackendRegistry {
   protected dropCluster(id: string, cluster: string): void {
     const e = this.#entries.get(id);
     if (cluster === '' || e === undefined || !e.health.delete(cluster)) return;
+    this.unsettle();
     e.views.delete(cluster);
     this.freed(id, cluster);
   }
@@ -368,6 +287,7 @@ export abstract class Ledger implements BackendRegistry {
       h = new LocalHealth();
       h.reset(whole.available, whole.upSince, 0);
       e.setHealth(cluster, h);
+      this.unsettle();
     }
     return h;
   }

@@ -319,7 +319,8 @@ export class SharedRegistry extends Ledger implements BackendRegistry {
   protected place(e: Entry): void {
     if (!this.#slots.has(e.id)) {
       const slot = this.#counterSlots.take();
-      if (slot !== undefined) {
+      if (slot === undefined) this.unsettle(true);
+      else {
         const cell = new SharedCounters(this.#layout, slot, this.#worker);
         for (let w = 0; w < this.shared.workers; w++) Atomics.store(this.#layout.ints, this.#layout.share(w, slot), 0);
         cell.load(e.counters);
@@ -331,7 +332,10 @@ export class SharedRegistry extends Ledger implements BackendRegistry {
       const key = slotKey(e.id, cluster);
       if (this.#slots.has(key)) continue;
       const slot = this.#healthSlots.take();
-      if (slot === undefined) continue;
+      if (slot === undefined) {
+        this.unsettle(true);
+        continue;
+      }
       const cell = new SharedHealth(this.#layout, slot);
       cell.reset(h.available, h.upSince, h.failures);
       e.setHealth(cluster, cell);

@@ -204,6 +204,21 @@ export interface BackendLister {
   listBackends(): Iterable<BackendEntry>;
 }
 
+/**
+ * Optional, beside `BackendLister`: the same entries in groups (a cluster each) that are kept
+ * from one snapshot to the next while unchanged: the same group object means the same entries,
+ * so the runtime's sync after a swap touches only the groups that changed (src/backend-sync.ts).
+ * Undefined: the current snapshot has no such groups.
+ */
+export interface BackendGroups {
+  backendGroups(): readonly (readonly BackendEntry[])[] | undefined;
+}
+
+/** True when `book` implements the optional `BackendGroups`. */
+export function hasBackendGroups(book: AddressBook): book is AddressBook & BackendGroups {
+  return typeof (book as Partial<BackendGroups>).backendGroups === 'function';
+}
+
 /** True when `book` implements the optional `BackendLister`. */
 export function isBackendLister(book: AddressBook): book is AddressBook & BackendLister {
   return typeof (book as Partial<BackendLister>).listBackends === 'function';

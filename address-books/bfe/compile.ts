@@ -27,7 +27,7 @@ import { checkNamedConditions, compileCondition } from '../../src/condition/inde
 import { isSwitchboardError } from '../../src/errors.ts';
 import { didYouMean } from '../../src/suggest.ts';
 import type { Request } from '../../src/types.ts';
-import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
+import { runSliced, runToEnd, SLICE_MS, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
 import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from './basic-rules.ts';
 import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
@@ -94,7 +94,7 @@ export function compileRoutingTable(input: unknown, options: CompileOptions = {}
 export function compileRoutingTableSliced(
   input: unknown,
   options: CompileOptions = {},
-  sliceMs = 4,
+  sliceMs = SLICE_MS,
 ): Promise<Snapshot> {
   return runSliced(compileSteps(input, options), sliceMs);
 }

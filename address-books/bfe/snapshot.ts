@@ -89,9 +89,29 @@ export class Snapshot {
 
   /** Every backend of every cluster, with its cluster's policy (registry, health checks). */
   *backends(): Iterable<BackendEntry> {
-    for (const cluster of this.clusters.values()) {
-      for (const sub of cluster.subclusters)
-        for (const backend of sub.backends) yield { backend, policy: cluster.policy, cluster: cluster.name };
-    }
+    for (const cluster of this.clusters.values()) yield* entriesOf(cluster);
   }
+
+  /**
+   * The same entries, one group per cluster; a cluster compiled once (reused by the next
+   * snapshot while unchanged, `reuse.ts`) gives the same group object every time.
+   */
+  backendGroups(): (readonly BackendEntry[])[] {
+    return Array.from(this.clusters.values(), entriesOf);
+  }
+}
+
+/** The entries of each compiled cluster, made once. */
+const groups = new WeakMap<CompiledCluster, readonly BackendEntry[]>();
+
+function entriesOf(cluster: CompiledCluster): readonly BackendEntry[] {
+  let entries = groups.get(cluster);
+  if (entries === undefined) {
+    const list: BackendEntry[] = [];
+    for (const sub of cluster.subclusters)
+      for (const backend of sub.backends) list.push({ backend, policy: cluster.policy, cluster: cluster.name });
+    entries = list;
+    groups.set(cluster, entries);
+  }
+  return entries;
 }

@@ -1,6 +1,6 @@
 /**
  * Time-sliced builds: a long synchronous build written as a generator that `yield`s between
- * units of work, run either to the end at once (`runToEnd`) or in slices of a few milliseconds
+ * units of work, run either to the end at once (`runToEnd`) or in slices of `SLICE_MS`
  * with a `setImmediate` between them (`runSliced`), so connections and timers get their turn
  * while a 10,000-host snapshot is compiled. The build itself never awaits: what it produces is
  * the same either way, and nothing the engine reads is touched until the caller swaps.
@@ -8,6 +8,13 @@
  *   event loop:  [requests, timers][slice ≤ sliceMs][requests, timers][slice] … [slice][requests] → snapshot
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/**
+ * The work of one slice, in milliseconds: a turn that runs a slice may also hold a scavenge
+ * (the build allocates) and the traffic's own work, so the slice is half of the ~4 ms a reload
+ * turn may take (bench/README.md, reloads under load).
+ */
+export const SLICE_MS = 2;
 
 /** A build that yields between units of work and returns `T`. */
 export type Steps<T> = Generator<void, T, void>;
@@ -21,11 +28,12 @@ export function runToEnd<T>(steps: Steps<T>): T {
 }
 
 /**
- * Runs `steps` in slices of about `sliceMs`, yielding the event loop between slices. The first
- * slice starts in a turn of its own and the caller resumes in a turn of its own: a slice never
- * shares its turn with the work before (a file's parse, the previous reload's swap) or after.
+ * Runs `steps` in slices of about `sliceMs` (default `SLICE_MS`), yielding the event loop
+ * between slices. The first slice starts in a turn of its own and the caller resumes in a turn
+ * of its own: a slice never shares its turn with the work before (a file's parse, the previous
+ * reload's swap) or after.
  */
-export async function runSliced<T>(steps: Steps<T>, sliceMs = 4): Promise<T> {
+export async function runSliced<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
   for (;;) {
     await nextTurn();
     const until = performance.now() + sliceMs;

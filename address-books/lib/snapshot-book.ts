@@ -11,6 +11,7 @@ import type { PluginContext } from '../../src/plugin.ts';
 import type {
   AddressBook,
   BackendEntry,
+  BackendGroups,
   BackendLister,
   Candidates,
   Request,
@@ -29,10 +30,12 @@ export interface BookView {
   readonly table: unknown;
   findAddresses(request: Request): Candidates | undefined;
   backends(): Iterable<BackendEntry>;
+  /** The same entries in groups kept while unchanged (`BackendGroups`), when the view has them. */
+  backendGroups?(): readonly (readonly BackendEntry[])[];
 }
 
 /** An address book over one swappable BookView; subclasses supply the source. */
-export abstract class SnapshotBook implements AddressBook, RoutingTableSource, BackendLister {
+export abstract class SnapshotBook implements AddressBook, RoutingTableSource, BackendLister, BackendGroups {
   /** `address-books.<name>`: the start of every log line and error of this book. */
   protected readonly label: string;
   protected readonly context: PluginContext;
@@ -72,6 +75,11 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
   /** Every backend of the current view with its cluster's policy. */
   listBackends(): Iterable<BackendEntry> {
     return this.#view?.backends() ?? [];
+  }
+
+  /** The current view's backends in groups kept while unchanged (undefined: it has none). */
+  backendGroups(): readonly (readonly BackendEntry[])[] | undefined {
+    return this.#view?.backendGroups?.();
   }
 
   /** How the current view routes `request`, step by step (`switchboard route`); bfe tables only. */

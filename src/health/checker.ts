@@ -62,6 +62,11 @@ export class BackendChecker {
     return [...this.#clusters.keys()];
   }
 
+  /** True when the checker judges `cluster`. */
+  judges(cluster: string): boolean {
+    return this.#clusters.has(cluster);
+  }
+
   /** The policy it probes with. */
   get policy(): HealthCheckPolicy {
     return this.#policy;
@@ -72,6 +77,11 @@ export class BackendChecker {
     this.#backend = backend;
     this.#policy = policy;
     this.#setClusters(clusters);
+    this.recheck();
+  }
+
+  /** Starts or stops probing as the registry's records now require (what `update` ends with). */
+  recheck(): void {
     if (this.#wantsProbes()) this.#schedule();
     else if (this.#timer !== undefined) {
       clearTimeout(this.#timer);

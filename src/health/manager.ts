@@ -85,6 +85,48 @@ function scope(id: string, cluster: string): string {
   return `${cluster}\u0000${id}`;
 }
 
+/** The entries probed by one checker: the first one's backend and policy, every cluster once. */
+interface Group {
+  backend: Backend;
+  policy: ProbePolicy;
+  clusters: string[];
+  seen: Set<string>;
+}
+
+/** `entries` grouped by fingerprint, in order. */
+function group(entries: Iterable<HealthEntry>): Map<string, Group> {
+  const groups = new Map<string, Group>();
+  for (const entry of entries) {
+    const policy = probePolicy(entry);
+    add(groups, fingerprint(entry.backend.id, policy), entry, policy);
+  }
+  return groups;
+}
+
+/** `add` one entry to its group (`seen`: a backend shared by a thousand clusters is grouped in linear time). */
+function add(groups: Map<string, Group>, key: string, entry: HealthEntry, policy: ProbePolicy): void {
+  const cluster = entry.cluster ?? '';
+  const g = groups.get(key);
+  if (g === undefined)
+    groups.set(key, { backend: entry.backend, policy, clusters: [cluster], seen: new Set([cluster]) });
+  else if (!g.seen.has(cluster)) {
+    g.seen.add(cluster);
+    g.clusters.push(cluster);
+  }
+}
+
+/** The fingerprint of each entry of a list, made once per list (the lists `updateChange` scans). */
+const listKeys = new WeakMap<readonly HealthEntry[], readonly string[]>();
+
+function keysOf(list: readonly HealthEntry[]): readonly string[] {
+  let keys = listKeys.get(list);
+  if (keys === undefined) {
+    keys = list.map((e) => fingerprint(e.backend.id, probePolicy(e)));
+    listKeys.set(list, keys);
+  }
+  return keys;
+}
+
 /** Runs the health checks of every configured (cluster, backend) against one registry. */
 export class HealthManager {
   readonly #registry: BackendRegistry;
@@ -112,37 +154,74 @@ export class HealthManager {
    * cluster list (and backend object); the others are closed.
    */
   update(entries: Iterable<HealthEntry>): void {
-    // `seen`: a backend shared by a thousand clusters is grouped in linear time.
-    const groups = new Map<string, { backend: Backend; policy: ProbePolicy; clusters: string[]; seen: Set<string> }>();
-    for (const entry of entries) {
-      const policy = probePolicy(entry);
-      const key = fingerprint(entry.backend.id, policy);
-      const cluster = entry.cluster ?? '';
-      const g = groups.get(key);
-      if (g === undefined)
-        groups.set(key, { backend: entry.backend, policy, clusters: [cluster], seen: new Set([cluster]) });
-      else if (!g.seen.has(cluster)) {
-        g.seen.add(cluster);
-        g.clusters.push(cluster);
+    const groups = group(entries);
+    for (const [key, c] of [...this.#checkers]) if (!groups.has(key)) this.#close(key, c);
+    this.#byScope.clear();
+    for (const [key, g] of groups) this.#apply(key, g, true);
+  }
+
+  /**
+   * `update` for a change (src/backend-sync.ts): `removed` entries are listed no more, `added`
+   * ones anew, `all` is every entry listed now, in lists kept while unchanged, in order. Only
+   * the checkers of the (backend, policy) pairs these touch are rebuilt, from `all` in its order,
+   * so each ends as `update(all)` leaves it; the others start or stop probing as `update` would
+   * make them, nothing more.
+   */
+  updateChange(
+    removed: readonly (readonly HealthEntry[])[],
+    added: readonly (readonly HealthEntry[])[],
+    all: Iterable<readonly HealthEntry[]>,
+  ): void {
+    const touched = new Set<string>();
+    for (const list of [...removed, ...added]) for (const key of keysOf(list)) touched.add(key);
+    const groups = new Map<string, Group>();
+    if (touched.size > 0) {
+      for (const list of all) {
+        const keys = keysOf(list);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i]!;
+          if (touched.has(key)) add(groups, key, list[i]!, probePolicy(list[i]!));
+        }
       }
     }
     for (const [key, c] of [...this.#checkers]) {
-      if (groups.has(key)) continue;
-      c.close();
-      this.#checkers.delete(key);
-      this.#ids.delete(c);
+      if (!touched.has(key)) continue;
+      const g = groups.get(key);
+      const id = this.#ids.get(c)!;
+      for (const cluster of c.clusters) if (g?.seen.has(cluster) !== true) this.#unscope(id, cluster, c);
+      if (g === undefined) this.#close(key, c);
     }
-    this.#byScope.clear();
-    for (const [key, g] of groups) {
-      let c = this.#checkers.get(key);
-      if (c !== undefined) c.update(g.backend, g.policy, g.clusters);
-      else {
-        c = new BackendChecker(g.backend, g.policy, this.#registry, this.#log, g.clusters);
-        this.#checkers.set(key, c);
-        this.#ids.set(c, g.backend.id);
-      }
-      for (const cluster of g.clusters) this.#byScope.set(scope(g.backend.id, cluster), c);
+    for (const [key, g] of groups) this.#apply(key, g, false);
+    for (const [key, c] of this.#checkers) if (!touched.has(key)) c.recheck();
+  }
+
+  /**
+   * Keeps (updated) or creates the checker of `key` for group `g` and routes its scopes to it
+   * (`all`: every scope; otherwise those of clusters it did not judge before).
+   */
+  #apply(key: string, g: Group, all: boolean): void {
+    let c = this.#checkers.get(key);
+    if (c !== undefined) {
+      for (const cluster of g.clusters)
+        if (all || !c.judges(cluster)) this.#byScope.set(scope(g.backend.id, cluster), c);
+      c.update(g.backend, g.policy, g.clusters);
+      return;
     }
+    c = new BackendChecker(g.backend, g.policy, this.#registry, this.#log, g.clusters);
+    this.#checkers.set(key, c);
+    this.#ids.set(c, g.backend.id);
+    for (const cluster of g.clusters) this.#byScope.set(scope(g.backend.id, cluster), c);
+  }
+
+  #close(key: string, c: BackendChecker): void {
+    c.close();
+    this.#checkers.delete(key);
+    this.#ids.delete(c);
+  }
+
+  #unscope(id: string, cluster: string, c: BackendChecker): void {
+    const s = scope(id, cluster);
+    if (this.#byScope.get(s) === c) this.#byScope.delete(s);
   }
 
   /** Ids of the backends under check (admin, tests), each once. */
