@@ -36,7 +36,6 @@ import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts'
 import { Issues, joinPath } from './issues.ts';
 import { type BuildMemo, deepEqual, type MemoEntry, mayReadHostTags, memoEntry, reusedInput } from './reuse.ts';
 import {
-  type ClusterConfig,
   clusterSchema,
   type ProductConfig,
   productSchema,
@@ -167,49 +166,48 @@ function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMe
     else issues.addZod(whole.error, prefix, routingTableSchema);
     return undefined as unknown as Validated; // the caller throws on the issues
   }
-  const products: Record<string, ProductConfig> = {};
-  const productMemo = new Map<string, MemoEntry<ProductConfig>>();
-  const sameProducts = new Set<string>();
-  for (const [name, raw] of Object.entries(top.data.products)) {
-    const same = reusedInput(prev?.products, name, raw);
-    if (same !== undefined) {
-      products[name] = same.validated;
-      productMemo.set(name, same);
-      sameProducts.add(name);
-      yield;
-      continue;
-    }
-    const p = productSchema.safeParse(raw, { reportInput: true });
-    if (p.success) {
-      products[name] = p.data;
-      productMemo.set(name, memoEntry(raw, p.data));
-    } else issues.addZod(p.error, joinPath(prefix, ['products', name]), productSchema);
-    yield;
-  }
-  const clusters: Record<string, ClusterConfig> = {};
-  const clusterMemo = new Map<string, MemoEntry<ClusterConfig>>();
-  const sameClusters = new Set<string>();
-  for (const [name, raw] of Object.entries(top.data.clusters)) {
-    const same = reusedInput(prev?.clusters, name, raw);
-    if (same !== undefined) {
-      clusters[name] = same.validated;
-      clusterMemo.set(name, same);
-      sameClusters.add(name);
-      yield;
-      continue;
-    }
-    const c = clusterSchema.safeParse(raw, { reportInput: true });
-    if (c.success) {
-      clusters[name] = c.data;
-      clusterMemo.set(name, memoEntry(raw, c.data));
-    } else issues.addZod(c.error, joinPath(prefix, ['clusters', name]), clusterSchema);
-    yield;
-  }
+  const products = yield* validateMembers(top.data.products, 'products', productSchema, prev?.products, prefix, issues);
+  const clusters = yield* validateMembers(top.data.clusters, 'clusters', clusterSchema, prev?.clusters, prefix, issues);
   return {
-    table: { ...top.data, products, clusters },
-    memo: { products: productMemo, clusters: clusterMemo },
-    reused: { products: sameProducts, clusters: sameClusters },
+    table: { ...top.data, products: products.validated, clusters: clusters.validated },
+    memo: { products: products.memo, clusters: clusters.memo },
+    reused: { products: products.same, clusters: clusters.same },
   };
+}
+
+/** One kind of member (products or clusters), each validated or reused, one step each. */
+interface Members<T> {
+  readonly validated: Record<string, T>;
+  readonly memo: Map<string, MemoEntry<T>>;
+  /** The members that are the previous build's objects. */
+  readonly same: Set<string>;
+}
+
+function* validateMembers<T>(
+  raws: Record<string, unknown>,
+  kind: 'products' | 'clusters',
+  schema: z.ZodType<T>,
+  prev: ReadonlyMap<string, MemoEntry<T>> | undefined,
+  prefix: string,
+  issues: Issues,
+): Steps<Members<T>> {
+  const out: Members<T> = { validated: {}, memo: new Map(), same: new Set() };
+  for (const [name, raw] of Object.entries(raws)) {
+    const same = reusedInput(prev, name, raw);
+    if (same !== undefined) {
+      out.validated[name] = same.validated;
+      out.memo.set(name, same);
+      out.same.add(name);
+    } else {
+      const r = schema.safeParse(raw, { reportInput: true });
+      if (r.success) {
+        out.validated[name] = r.data;
+        out.memo.set(name, memoEntry(raw, r.data));
+      } else issues.addZod(r.error, joinPath(prefix, [kind, name]), schema);
+    }
+    yield;
+  }
+  return out;
 }
 
 /** The validated table, its memo entries, and which parts are the previous build's. */
