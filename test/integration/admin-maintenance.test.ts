@@ -6,9 +6,12 @@
  * on the verdict it had before the disable, only after `succNum` successful probes. A drained
  * backend keeps being checked. Real router (net and worker panels), real backends, real admin calls.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { type HttpAnswer, httpGet } from '../harness/http.ts';
 import { eventually, startTestRouter, type TestRouter } from '../harness/router.ts';
 
@@ -161,6 +164,15 @@ for (const [label, panel] of PANELS)
       await sleep(400); // ten intervals
       expect(a.probes).toBe(seen);
       expect(b.probes).toBeGreaterThan(bSeen); // the checker of the other backend runs on
+      // A reload while it is disabled (the book's checkers are updated) does not restart them.
+      const file = join(router.dir, 'switchboard.yaml');
+      const config = parse(await readFile(file, 'utf8'));
+      config.addressBook.products.p.hosts.push('n.test');
+      await writeFile(file, stringify(config));
+      expect(JSON.parse((await call(admin, 'POST', '/reload')).body)).toMatchObject({ ok: true, changed: true });
+      await sleep(300);
+      expect(a.probes).toBe(seen);
+      expect(await view(a.address)).toMatchObject({ state: 'disabled', healthy: false, probing: false });
 
       // While in maintenance the backend breaks; enabled again it must not take traffic on the
       // verdict it had before the disable.
