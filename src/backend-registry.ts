@@ -68,6 +68,8 @@ export interface RegistryObserver {
   onConnected?(state: BackendState): void;
   /** The backend left the configuration (`retain`); stop whatever runs for it. */
   onRemoved?(id: string): void;
+  /** The admin mode of `id` changed from `previous` to `mode` (health checks pause while `disabled`). */
+  onModeChanged?(id: string, mode: AdminMode, previous: AdminMode): void;
 }
 
 /** What `retain` and `reserve` keep: a backend id, or a backend with the cluster that lists it. */
@@ -105,7 +107,10 @@ export interface BackendRegistry {
   closed(id: string): void;
   /** Marks a backend down or up for `cluster` (absent: every cluster); coming back restarts slow start. */
   setAvailable(id: string, available: boolean, cluster?: string): void;
-  /** Sets the admin mode of `id` (every cluster); leaving draining/disabled restarts slow start. */
+  /**
+   * Sets the admin mode of `id` (every cluster); leaving draining/disabled restarts slow start.
+   * Observers hear `onModeChanged` after the change.
+   */
   setMode(id: string, mode: AdminMode): void;
   /** Sets (or with undefined clears) the weight override of `id` (every cluster). */
   setWeight(id: string, weight: number | undefined): void;

@@ -133,13 +133,14 @@ export abstract class Ledger implements BackendRegistry {
     const e = this.entry(id);
     const code = ADMIN_MODES.indexOf(mode);
     if (code < 0 || e.counters.mode === code) return;
-    const wasOut = e.counters.mode !== 0;
+    const previous = e.counters.mode;
     e.counters.setMode(code);
-    if (wasOut && code === 0) {
+    if (previous !== 0 && code === 0) {
       // Back in service: ramp up again like a backend that came back from a health check.
       const now = this.#now();
       for (const h of e.health.values()) if (h.available) h.reset(true, now, h.failures);
     }
+    for (const o of this.#observers) o.onModeChanged?.(id, mode, ADMIN_MODES[previous] ?? 'up');
   }
 
   setWeight(id: string, weight: number | undefined): void {

@@ -6,8 +6,8 @@
  * |--------|-----------------------------|----------------------------------------------------------|
  * | GET    | /backends/{id}              | { version, backend }: one backend as `/backends` shows it |
  * | POST   | /backends/{id}/drain        | mode `draining`: no new connection or request; open ones finish |
- * | POST   | /backends/{id}/disable      | mode `disabled`: the same for routing, reported as out of service |
- * | POST   | /backends/{id}/enable       | mode `up` again; the slow-start ramp restarts            |
+ * | POST   | /backends/{id}/disable      | mode `disabled`: the same for routing, reported as out of service; health checks paused |
+ * | POST   | /backends/{id}/enable       | mode `up` again; the slow-start ramp restarts (checks restart from DOWN after disable) |
  * | POST   | /backends/{id}/weight       | body `{"weight": N}` (integer ≥ 0) overrides the configured weight; `null` clears |
  *
  * 1. `{id}` is the `id` that `/backends` shows (`host:port`, `[v6]:port`), URL-encoded or not.

@@ -75,7 +75,8 @@ export function frame(d: PerRequestDriver, buf: Buffer, off: number, from: numbe
       head = scanner.feed(view);
     } catch (e) {
       if (!isSwitchboardError(e)) throw e;
-      refuse(d, (e as { result?: ResultCode }).result ?? 'bad_request', e.message);
+      // Everything read of a head that cannot be parsed belongs to it (bytesIn).
+      refuse(d, (e as { result?: ResultCode }).result ?? 'bad_request', e.message, view.length);
       return;
     }
     if (head === undefined) {

@@ -31,11 +31,14 @@ export function drain(d: PerRequestDriver): void {
 /**
  * A request the router answers itself: sent once nothing is in flight (always so here: a head
  * is routed only after the previous response, and a broken response is answered only while
- * none of it went out).
+ * none of it went out). `read`: the request's bytes the router read and did not forward (its
+ * head, the body in hand; all of a head it could not parse), counted in the line's `bytesIn`
+ * as forwarded bytes are, so a refused request logs what it cost like a proxied one.
  */
-export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string): void {
+export function refuse(d: PerRequestDriver, code: ResultCode, reason?: string, read = 0): void {
   const ex = d.exchange ?? new Exchange(d.s.listener.name, d.s.connection.client, requestLog(d));
   d.exchange = undefined;
+  ex.record.bytesIn += read;
   // The access line counts the answer the client gets (nothing of a response went out before it).
   if (!d.client.destroyed) ex.record.bytesOut += errorResponse(code)?.length ?? 0;
   ex.finish(code, statusOf(code), reason);

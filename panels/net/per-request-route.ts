@@ -42,7 +42,7 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
     request = given ?? s.requestFor(head);
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
-    refuse(d, 'bad_request', e.message);
+    refuse(d, 'bad_request', e.message, head.headLength);
     return -1;
   }
   const ex = new Exchange(s.listener.name, clientOf(d, request), requestLog(d), head, request);
@@ -54,21 +54,22 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
     fed = body.feed(view, head.headLength);
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
-    refuse(d, 'bad_request', e.message);
+    refuse(d, 'bad_request', e.message, view.length); // a body that cannot be framed: all of it read
     return -1;
   }
+  // A refused request counts the bytes read for it (head and body in hand) in bytesIn.
+  const consumed = head.headLength + fed;
   const candidates = decideRoute(s.engine, s.listener, request, ex.record, d.client);
   if (isRouteRefused(candidates)) {
-    refuse(d, candidates.refused, candidates.reason);
+    refuse(d, candidates.refused, candidates.reason, consumed);
     return -1;
   }
   const pick = s.engine.operator.findJack(request, candidates, FIRST_ATTEMPT);
   if (isRefusal(pick)) {
-    refuse(d, pick.refused, `operator refused: ${pick.refused}`);
+    refuse(d, pick.refused, `operator refused: ${pick.refused}`, consumed);
     return -1;
   }
   d.body = body;
-  const consumed = head.headLength + fed;
   const link = linkFor(d, linkKey(pick.backend.id, candidates.policy, request));
   if (link !== undefined) {
     start(d, link, undefined);
@@ -165,7 +166,7 @@ function connected(
   d.exchange!.record.attempts = up.attempts;
   if (d.first) d.s.connection.attempts = up.attempts;
   if ('result' in up) {
-    refuse(d, up.result, up.reason);
+    refuse(d, up.result, up.reason, consumed);
     return;
   }
   const link = new UpstreamLink(up.socket, up.jack, candidates, request, d.settings, d);

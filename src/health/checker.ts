@@ -13,8 +13,15 @@
  * settles), so they never overlap; a passive checker only probes while one of its clusters has
  * the backend down, an active one always. `close` clears the timer and aborts the probe in flight.
  * The cluster '' stands for the backend as a whole (entries that name no cluster).
+ *
+ * Maintenance (HAProxy's `disable server`): while the admin API holds the backend `disabled`
+ * no probe is sent (`modeChanged` clears the timer and aborts the probe in flight) and the
+ * verdict is withdrawn (every cluster marked down: a verdict nobody checks is not shown as
+ * healthy). Leaving `disabled` (for `up` or `draining`) restarts the checks from DOWN: a probe
+ * at once, then every interval, and the backend takes traffic again after `succNum` successful
+ * probes, never on the verdict it had before. `draining` keeps its checks (HAProxy's drain).
  */
-import type { BackendRegistry, BackendState } from '../backend-registry.ts';
+import type { AdminMode, BackendRegistry, BackendState } from '../backend-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../types.ts';
 import { probe } from './probe.ts';
 
@@ -49,7 +56,8 @@ export class BackendChecker {
     this.#registry = registry;
     this.#listener = listener;
     this.#setClusters(clusters);
-    if (this.#wantsProbes()) this.#schedule();
+    if (this.#disabled()) this.#withdraw('disabled through the admin API: health checks paused');
+    else if (this.#wantsProbes()) this.#schedule();
   }
 
   /** True while a probe is scheduled or in flight. */
@@ -89,9 +97,30 @@ export class BackendChecker {
     }
   }
 
+  /**
+   * The admin mode of the backend changed (src/backend-registry.ts `setMode`): entering
+   * `disabled` pauses the checks and withdraws the verdict; leaving it restarts them from DOWN.
+   */
+  modeChanged(mode: AdminMode, previous: AdminMode): void {
+    if (this.#closed) return;
+    if (mode === 'disabled') {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#inflight?.abort();
+      this.#inflight = undefined;
+      this.#withdraw('disabled through the admin API: health checks paused');
+    } else if (previous === 'disabled') {
+      this.#withdraw('enabled through the admin API: health checks restart, up after succNum probes');
+      this.#probeFailures = 0;
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      if (this.#inflight === undefined) this.#schedule(0);
+    }
+  }
+
   /** Passive trigger: real traffic failed `state.failures` consecutive times in `state.cluster`. */
   onConnectFailed(state: BackendState): void {
-    if (this.#closed || !state.healthy || state.failures < this.#policy.failNum) return;
+    if (this.#closed || this.#disabled() || !state.healthy || state.failures < this.#policy.failNum) return;
     const reason = `${state.failures} consecutive failures of real traffic (failNum ${this.#policy.failNum})`;
     this.#markDown([this.#clusters.has(state.cluster) ? state.cluster : ''], reason);
   }
@@ -115,8 +144,23 @@ export class BackendChecker {
     return this.#registry.get(this.#backend.id, cluster).healthy;
   }
 
+  /** True while the admin API holds the backend in maintenance (no probe is sent). */
+  #disabled(): boolean {
+    return this.#registry.get(this.#backend.id).mode === 'disabled';
+  }
+
+  /** Marks every cluster down without probing (entering or leaving maintenance), logging those that were up. */
+  #withdraw(reason: string): void {
+    for (const c of this.#clusters.keys()) {
+      this.#clusters.set(c, 0);
+      if (!this.#up(c)) continue;
+      this.#registry.setAvailable(this.#backend.id, false, c);
+      this.#listener(this.#backend, false, c, reason);
+    }
+  }
+
   #wantsProbes(): boolean {
-    if (this.#closed) return false;
+    if (this.#closed || this.#disabled()) return false;
     if (this.#policy.active) return true;
     for (const c of this.#clusters.keys()) if (!this.#up(c)) return true;
     return false;
@@ -132,9 +176,9 @@ export class BackendChecker {
     this.#schedule();
   }
 
-  #schedule(): void {
-    if (this.#closed || this.probing) return;
-    this.#timer = setTimeout(() => this.#run(), this.#policy.interval);
+  #schedule(delay = this.#policy.interval): void {
+    if (this.#closed || this.probing || this.#disabled()) return;
+    this.#timer = setTimeout(() => this.#run(), delay);
     this.#timer.unref();
   }
 

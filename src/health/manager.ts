@@ -14,6 +14,8 @@
  *    checker for, to the backend's cluster-less checker, if any).
  * 3. Removed backends have their checkers closed, whether `update` or the registry's `retain`
  *    removes them first.
+ * 4. The registry's admin mode changes go to the backend's checkers (checker.ts): `disabled`
+ *    pauses their probes and withdraws the verdict; leaving it restarts the checks from DOWN.
  */
 import type { Logger } from 'pino';
 import type { BackendRegistry, BackendState } from '../backend-registry.ts';
@@ -145,6 +147,9 @@ export class HealthManager {
     this.#unobserve = registry.observe({
       onConnectFailed: (state) => this.#failed(state),
       onRemoved: (id) => this.#remove(id),
+      onModeChanged: (id, mode, previous) => {
+        for (const [c, cid] of this.#ids) if (cid === id) c.modeChanged(mode, previous);
+      },
     });
   }
 

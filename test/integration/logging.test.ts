@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { closedPort, startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CliRouter, type LogLine, spawnCli } from '../harness/cli.ts';
-import { rawRequest } from '../harness/client.ts';
+import { rawRequest, statusOf } from '../harness/client.ts';
 import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -155,6 +155,35 @@ describe('switchboard start --log-format json --log-level debug (net panel)', ()
     for (const r of lines) expect(String(r.time)).toMatch(ISO);
   });
 
+  it("per-request routing: the router's own answers count the request bytes it read (bytesIn), as a proxied request does", async () => {
+    const before = (await access()).length;
+    const proxied = get('live.test', '/in-ok');
+    const noRoute = get('nowhere.test', '/in-404');
+    const connectFailed = get('dead.test', '/in-502');
+    const badHead = 'GET /in-400 HTTP/1.1\r\nHost: live.test\r\nBad Name: x\r\n\r\n';
+    const tooLarge = `GET /in-431 HTTP/1.1\r\nHost: live.test\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`;
+    expect(statusOf(await rawRequest(port, proxied))).toBe(200);
+    expect(statusOf(await rawRequest(port, noRoute))).toBe(404);
+    expect(statusOf(await rawRequest(port, connectFailed))).toBe(502);
+    expect(statusOf(await rawRequest(port, badHead))).toBe(400);
+    expect(statusOf(await rawRequest(port, tooLarge))).toBe(431);
+    await eventually(async () => (await access()).length >= before + 5);
+    const lines = (await access()).slice(before);
+    const line = (path: string) => lines.find((r) => r.path === path);
+    expect(line('/in-ok')).toMatchObject({ status: 200, bytesIn: proxied.length });
+    expect(line('/in-404')).toMatchObject({ result: 'no_route', status: 404, bytesIn: noRoute.length });
+    expect(line('/in-502')).toMatchObject({ result: 'connect_failed', status: 502, bytesIn: connectFailed.length });
+    // A head the router cannot read has no path: everything read of it counts.
+    const refused = lines.filter((r) => r.path === undefined);
+    const a400 = refused.find((r) => r.status === 400);
+    const a431 = refused.find((r) => r.status === 431);
+    expect(a400).toMatchObject({ result: 'bad_request', bytesIn: badHead.length });
+    expect(a431?.result).toBe('header_too_large');
+    // At least the limit (maxHeaderBytes, 16 KiB by default) was read before the head was refused, at most what was sent.
+    expect(a431?.bytesIn).toBeGreaterThanOrEqual(16_384);
+    expect(a431?.bytesIn).toBeLessThanOrEqual(tooLarge.length);
+  });
+
   it('serves process metrics and per-backend request series on /metrics', async () => {
     await rawRequest(port, get('live.test', '/m'));
     const text = await scrape(adminPort);
@@ -174,7 +203,8 @@ describe('switchboard start --log-format json --log-level debug (net panel)', ()
   it('logs a health transition when a backend dies and when it comes back', async () => {
     await live.close();
     await rawRequest(port, get('live.test', '/gone'));
-    const down = await cli.waitForLog((l) => l.msg === 'backend down');
+    // The dead cluster's passive checks take its backend down too (the 502 tests): not this one.
+    const down = await cli.waitForLog((l) => l.msg === 'backend down' && l.cluster === 'live');
     expect(down).toMatchObject({ level: 'warn', backend: live.address, cluster: 'live' });
     expect(String(down.reason)).toMatch(/consecutive failures/);
     live = await startHttpBackend('live', undefined, livePort);
