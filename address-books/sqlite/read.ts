@@ -11,6 +11,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
 import { Labels } from './relabel.ts';
+import { type ProductBuild, productBuilds } from './reuse-rows.ts';
 
 type Row = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -152,21 +153,21 @@ function* readClusters(db: DatabaseSync, labels: Labels | undefined, problems: s
   return clusters;
 }
 
-function listOf<T>(o: Json, key: string): T[] {
-  const v = (o[key] as T[] | undefined) ?? [];
-  o[key] = v;
-  return v;
-}
-
-function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: string[]): Steps<Json> {
-  const products: Json = {};
+function* readProducts(
+  db: DatabaseSync,
+  labels: Labels | undefined,
+  problems: string[],
+  previous: unknown,
+): Steps<Json> {
+  const builds = new Map<string, ProductBuild>();
+  const buildFor = productBuilds(previous);
   yield* eachArray(db, 'SELECT name FROM products ORDER BY name', (r) => {
     const name = String(r[0]);
-    products[name] = {};
+    builds.set(name, buildFor(name));
     labels?.set(`products.${name}`, rowLabel('products', { name }));
   });
-  const productFor = (label: LazyLabel, name: unknown): Json | undefined => {
-    const p = products[String(name)] as Json | undefined;
+  const productFor = (label: LazyLabel, name: unknown): ProductBuild | undefined => {
+    const p = builds.get(String(name));
     if (p === undefined) problems.push(`${label()}: product ${String(name)} does not exist`);
     return p;
   };
@@ -176,22 +177,18 @@ function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: s
     const p = productFor(label, product);
     if (p === undefined) return;
     if (tag === null || tag === '') {
-      const i = listOf(p, 'hosts').push(host) - 1;
+      const i = p.host(host);
       labels?.set(`products.${String(product)}.hosts[${i}]`, label());
       return;
     }
-    const tags = (p.hostTags ?? {}) as Record<string, unknown[]>;
-    p.hostTags = tags;
-    const list = tags[String(tag)] ?? [];
-    tags[String(tag)] = list;
-    const i = list.push(host) - 1;
+    const i = p.taggedHost(String(tag), host);
     labels?.set(`products.${String(product)}.hostTags.${String(tag)}[${i}]`, label());
   });
   yield* each(db, 'SELECT * FROM vips ORDER BY vip', (r) => {
     const label = () => rowLabel('vips', { vip: r.vip });
     const p = productFor(label, r.product);
     if (p === undefined) return;
-    const i = listOf(p, 'vips').push(r.vip) - 1;
+    const i = p.vip(r.vip);
     labels?.set(`products.${String(r.product)}.vips[${i}]`, label());
   });
   yield* each(db, 'SELECT * FROM basic_rules ORDER BY product, position', (r) => {
@@ -205,7 +202,7 @@ function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: s
       ...(paths === undefined ? {} : { paths }),
       cluster: r.cluster,
     };
-    const i = listOf(p, 'basicRules').push(rule) - 1;
+    const i = p.basicRule(rule);
     labels?.set(`products.${String(r.product)}.basicRules[${i}]`, label());
   });
   const advanced = 'SELECT product, position, cond, cluster FROM advanced_rules ORDER BY product, position';
@@ -214,9 +211,11 @@ function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: s
     const label = () => rowLabel('advanced_rules', { product, position });
     const p = productFor(label, product);
     if (p === undefined) return;
-    const index = listOf(p, 'rules').push({ cond, cluster }) - 1;
+    const index = p.rule({ cond, cluster });
     labels?.set(`products.${String(product)}.rules[${index}]`, label());
   });
+  const products: Json = {};
+  for (const [name, build] of builds) products[name] = build.result();
   return products;
 }
 
@@ -228,9 +227,11 @@ export function readBfeRows(db: DatabaseSync): RowsRead {
 /**
  * `readBfeRows` as steps (inside `readStepsInTransaction`). `labelled: false` skips the map of
  * config path → row (two strings per row): a reload reads without it and, only when the table
- * does not compile, reads again with it in the same transaction to name the rows.
+ * does not compile, reads again with it in the same transaction to name the rows. `previous`:
+ * an earlier read's `input`, whose objects are kept for products whose rows are all unchanged
+ * (`reuse-rows.ts`; the input is equal either way).
  */
-export function* readBfeSteps(db: DatabaseSync, labelled = true): Steps<RowsRead> {
+export function* readBfeSteps(db: DatabaseSync, labelled = true, previous?: unknown): Steps<RowsRead> {
   const all = new Labels();
   const labels = labelled ? all : undefined;
   const problems: string[] = [];
@@ -248,7 +249,7 @@ export function* readBfeSteps(db: DatabaseSync, labelled = true): Steps<RowsRead
     conditions++;
   });
   if (conditions > 0) input.conditions = named;
-  input.products = yield* readProducts(db, labels, problems);
+  input.products = yield* readProducts(db, labels, problems, previous);
   input.clusters = yield* readClusters(db, labels, problems);
   return { input, labels: all, labelled, problems };
 }

@@ -1,0 +1,147 @@
+/**
+ * The previous read's objects for unchanged rows (bench/README.md, reloads under load, fourth
+ * pass). A reload reads every row again; without this, every row of the `products` part of the
+ * input (10,000 host strings, a product object and its lists per product) is a new object that
+ * lives across the read's slices, so the scavenger copies all of it on every reload. With it,
+ * a row equal to the previous read's row at the same place is dropped at once (its values die
+ * young) and the previous object is kept; a product whose rows are all unchanged is the
+ * previous product object itself (which `../bfe/reuse.ts` then recognises by identity).
+ *
+ *   previous list  [a, b, c]   rows a, b, x  →  [a, b] copied once, then x pushed (fresh)
+ *   previous list  [a, b]      rows a, b     →  the previous list itself
+ *
+ * Exactness: a list is the previous one only when every pushed value equals the previous value
+ * at its index (`deepEqual`: plain data, keys in order) and the count is the same; an object
+ * is the previous one only when its keys come out in the same order with identical values.
+ * Otherwise the result is built as a fresh read would build it, so the input is always equal
+ * to what a read without `previous` gives.
+ */
+import { deepEqual } from '../bfe/reuse.ts';
+
+type Json = Record<string, unknown>;
+
+/** A list built row by row against the previous read's list at the same place. */
+export class ListBuild {
+  readonly #old: readonly unknown[] | undefined;
+  #same = 0;
+  #fresh: unknown[] | undefined;
+
+  constructor(old: unknown) {
+    this.#old = Array.isArray(old) ? old : undefined;
+  }
+
+  /** Appends `value` (or keeps the previous equal value); returns its index. */
+  push(value: unknown): number {
+    const old = this.#old;
+    if (this.#fresh === undefined) {
+      if (old !== undefined && this.#same < old.length && deepEqual(old[this.#same], value)) return this.#same++;
+      this.#fresh = old === undefined ? [] : old.slice(0, this.#same);
+    }
+    return this.#fresh.push(value) - 1;
+  }
+
+  result(): unknown[] {
+    if (this.#fresh !== undefined) return this.#fresh;
+    const old = this.#old as unknown[];
+    return this.#same === old.length ? old : old.slice(0, this.#same);
+  }
+}
+
+/** `tag → host list` of one product, built against the previous `hostTags`. */
+class TagsBuild {
+  readonly #old: Json | undefined;
+  readonly tags = new Map<string, ListBuild>();
+
+  constructor(old: unknown) {
+    this.#old = isObject(old) ? old : undefined;
+  }
+
+  push(tag: string, host: unknown): number {
+    let list = this.tags.get(tag);
+    if (list === undefined) {
+      list = new ListBuild(this.#old !== undefined && Object.hasOwn(this.#old, tag) ? this.#old[tag] : undefined);
+      this.tags.set(tag, list);
+    }
+    return list.push(host);
+  }
+
+  result(): Json {
+    const out: Json = {};
+    for (const [tag, list] of this.tags) out[tag] = list.result();
+    return sameObject(this.#old, out) ? (this.#old as Json) : out;
+  }
+}
+
+/** One product: `hosts` / `hostTags` (in the order their first row came), `vips`, `basicRules`, `rules`. */
+export class ProductBuild {
+  readonly #old: Json | undefined;
+  #hosts: ListBuild | undefined;
+  #tags: TagsBuild | undefined;
+  #tagsFirst = false;
+  #vips: ListBuild | undefined;
+  #basic: ListBuild | undefined;
+  #rules: ListBuild | undefined;
+
+  constructor(old: unknown) {
+    this.#old = isObject(old) ? old : undefined;
+  }
+
+  host(host: unknown): number {
+    this.#hosts ??= new ListBuild(this.#old?.hosts);
+    return this.#hosts.push(host);
+  }
+
+  taggedHost(tag: string, host: unknown): number {
+    if (this.#tags === undefined) {
+      this.#tagsFirst = this.#hosts === undefined;
+      this.#tags = new TagsBuild(this.#old?.hostTags);
+    }
+    return this.#tags.push(tag, host);
+  }
+
+  vip(vip: unknown): number {
+    this.#vips ??= new ListBuild(this.#old?.vips);
+    return this.#vips.push(vip);
+  }
+
+  basicRule(rule: unknown): number {
+    this.#basic ??= new ListBuild(this.#old?.basicRules);
+    return this.#basic.push(rule);
+  }
+
+  rule(rule: unknown): number {
+    this.#rules ??= new ListBuild(this.#old?.rules);
+    return this.#rules.push(rule);
+  }
+
+  result(): Json {
+    const out: Json = {};
+    if (this.#tagsFirst && this.#tags !== undefined) out.hostTags = this.#tags.result();
+    if (this.#hosts !== undefined) out.hosts = this.#hosts.result();
+    if (!this.#tagsFirst && this.#tags !== undefined) out.hostTags = this.#tags.result();
+    if (this.#vips !== undefined) out.vips = this.#vips.result();
+    if (this.#basic !== undefined) out.basicRules = this.#basic.result();
+    if (this.#rules !== undefined) out.rules = this.#rules.result();
+    return sameObject(this.#old, out) ? (this.#old as Json) : out;
+  }
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** True when `old` has exactly `out`'s keys, in order, with identical values. */
+export function sameObject(old: Json | undefined, out: Json): boolean {
+  if (old === undefined) return false;
+  const ko = Object.keys(old);
+  const kn = Object.keys(out);
+  if (ko.length !== kn.length) return false;
+  for (let i = 0; i < ko.length; i++) if (ko[i] !== kn[i] || old[ko[i]!] !== out[kn[i]!]) return false;
+  return true;
+}
+
+/** The previous read's `products` (or nothing), as builders by name. */
+export function productBuilds(previous: unknown): (name: string) => ProductBuild {
+  const old = isObject(previous) && isObject(previous.products) ? previous.products : undefined;
+  return (name) => new ProductBuild(old !== undefined && Object.hasOwn(old, name) ? old[name] : undefined);
+}
