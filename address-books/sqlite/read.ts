@@ -11,7 +11,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
 import { Labels } from './relabel.ts';
-import { type ProductBuild, productBuilds } from './reuse-rows.ts';
+import { type ClusterBuild, clusterBuilds, type ProductBuild, productBuilds } from './reuse-rows.ts';
 
 type Row = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -109,8 +109,14 @@ const POLICY_COLUMNS = [
   ['proxy_protocol', 'proxyProtocol'],
 ] as const;
 
-function* readClusters(db: DatabaseSync, labels: Labels | undefined, problems: string[]): Steps<Json> {
-  const clusters: Json = {};
+function* readClusters(
+  db: DatabaseSync,
+  labels: Labels | undefined,
+  problems: string[],
+  previous: unknown,
+): Steps<Json> {
+  const builds = new Map<string, ClusterBuild>();
+  const buildFor = clusterBuilds(previous);
   yield* each(db, 'SELECT * FROM clusters ORDER BY name', (r) => {
     const name = String(r.name);
     const label = () => rowLabel('clusters', { name });
@@ -122,34 +128,32 @@ function* readClusters(db: DatabaseSync, labels: Labels | undefined, problems: s
     }
     const health = jsonColumn(r.health_check, label, 'health_check', problems);
     if (health !== undefined) c.healthCheck = health;
-    clusters[name] = c;
+    builds.set(name, buildFor(name, c));
   });
-  const subs = new Map<string, { weight: unknown; backends: Json[] }>();
   yield* eachArray(db, 'SELECT cluster, name, weight FROM subclusters ORDER BY cluster, name', (r) => {
     const key = { cluster: String(r[0]), name: String(r[1]) };
-    const c = clusters[key.cluster] as { subclusters: Json } | undefined;
+    const c = builds.get(key.cluster);
     if (c === undefined) {
       problems.push(`${rowLabel('subclusters', key)}: cluster ${key.cluster} does not exist`);
       return;
     }
-    const sub = { weight: r[2], backends: [] as Json[] };
-    c.subclusters[key.name] = sub;
-    subs.set(`${key.cluster}\0${key.name}`, sub);
+    c.sub(key.name, r[2]);
     labels?.set(`clusters.${key.cluster}.subclusters.${key.name}`, rowLabel('subclusters', key));
   });
   const backends =
     'SELECT cluster, subcluster, address, weight, name FROM backends ORDER BY cluster, subcluster, rowid';
   yield* eachArray(db, backends, (r) => {
     const key = { cluster: String(r[0]), subcluster: String(r[1]), address: String(r[2]) };
-    const sub = subs.get(`${key.cluster}\0${key.subcluster}`);
+    const sub = builds.get(key.cluster)?.subNamed(key.subcluster);
     if (sub === undefined) {
       problems.push(`${rowLabel('backends', key)}: sub-cluster ${key.cluster}/${key.subcluster} does not exist`);
       return;
     }
-    const at = `clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${sub.backends.length}]`;
-    labels?.set(at, rowLabel('backends', key));
-    sub.backends.push({ address: key.address, weight: r[3], ...(r[4] === null ? {} : { name: r[4] }) });
+    const i = sub.backends.push({ address: key.address, weight: r[3], ...(r[4] === null ? {} : { name: r[4] }) });
+    labels?.set(`clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${i}]`, rowLabel('backends', key));
   });
+  const clusters: Json = {};
+  for (const [name, build] of builds) clusters[name] = build.result();
   return clusters;
 }
 
@@ -250,7 +254,7 @@ export function* readBfeSteps(db: DatabaseSync, labelled = true, previous?: unkn
   });
   if (conditions > 0) input.conditions = named;
   input.products = yield* readProducts(db, labels, problems, previous);
-  input.clusters = yield* readClusters(db, labels, problems);
+  input.clusters = yield* readClusters(db, labels, problems, previous);
   return { input, labels: all, labelled, problems };
 }
 

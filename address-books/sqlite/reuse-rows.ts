@@ -42,7 +42,8 @@ export class ListBuild {
 
   result(): unknown[] {
     if (this.#fresh !== undefined) return this.#fresh;
-    const old = this.#old as unknown[];
+    const old = this.#old;
+    if (old === undefined) return [];
     return this.#same === old.length ? old : old.slice(0, this.#same);
   }
 }
@@ -144,4 +145,86 @@ export function sameObject(old: Json | undefined, out: Json): boolean {
 export function productBuilds(previous: unknown): (name: string) => ProductBuild {
   const old = isObject(previous) && isObject(previous.products) ? previous.products : undefined;
   return (name) => new ProductBuild(old !== undefined && Object.hasOwn(old, name) ? old[name] : undefined);
+}
+
+/** One sub-cluster: `weight` and its backend list, against the previous sub-cluster. */
+class SubBuild {
+  readonly name: string;
+  readonly old: Json | undefined;
+  readonly weight: unknown;
+  readonly backends: ListBuild;
+
+  constructor(name: string, old: Json | undefined, weight: unknown) {
+    this.name = name;
+    this.old = old;
+    this.weight = weight;
+    this.backends = new ListBuild(old?.backends);
+  }
+
+  result(): Json {
+    const out: Json = { weight: this.weight, backends: this.backends.result() };
+    return sameObject(this.old, out) ? (this.old as Json) : out;
+  }
+}
+
+/**
+ * One cluster: its policy columns (the row's object, `subclusters` first; the previous cluster
+ * stands for it when every other key is equal) and its sub-clusters in row order.
+ */
+export class ClusterBuild {
+  readonly #old: Json | undefined;
+  /** The row's object, or undefined when the previous cluster has the same policy keys. */
+  readonly #head: Json | undefined;
+  readonly #subs: SubBuild[] = [];
+
+  constructor(old: unknown, head: Json) {
+    this.#old = isObject(old) ? old : undefined;
+    this.#head = this.#old !== undefined && sameHead(this.#old, head) ? undefined : head;
+  }
+
+  /** Adds a sub-cluster (rows come in name order, so a name comes once). */
+  sub(name: string, weight: unknown): SubBuild {
+    const olds = this.#old?.subclusters;
+    const old = isObject(olds) && Object.hasOwn(olds, name) ? olds[name] : undefined;
+    const sub = new SubBuild(name, isObject(old) ? old : undefined, weight);
+    this.#subs.push(sub);
+    return sub;
+  }
+
+  subNamed(name: string): SubBuild | undefined {
+    for (const sub of this.#subs) if (sub.name === name) return sub;
+    return undefined;
+  }
+
+  result(): Json {
+    const subs: Json = {};
+    for (const sub of this.#subs) subs[sub.name] = sub.result();
+    const oldSubs = this.#old?.subclusters;
+    const subclusters = isObject(oldSubs) && sameObject(oldSubs, subs) ? oldSubs : subs;
+    if (this.#head !== undefined) {
+      this.#head.subclusters = subclusters;
+      return this.#head;
+    }
+    const old = this.#old as Json;
+    return old.subclusters === subclusters ? old : { ...old, subclusters };
+  }
+}
+
+/** True when `old` has `head`'s keys in order and equal values, `subclusters` aside. */
+function sameHead(old: Json, head: Json): boolean {
+  const ko = Object.keys(old);
+  const kn = Object.keys(head);
+  if (ko.length !== kn.length) return false;
+  for (let i = 0; i < ko.length; i++) {
+    const k = kn[i]!;
+    if (ko[i] !== k) return false;
+    if (k !== 'subclusters' && !deepEqual(old[k], head[k])) return false;
+  }
+  return true;
+}
+
+/** The previous read's `clusters` (or nothing), as builders by name. */
+export function clusterBuilds(previous: unknown): (name: string, head: Json) => ClusterBuild {
+  const old = isObject(previous) && isObject(previous.clusters) ? previous.clusters : undefined;
+  return (name, head) => new ClusterBuild(old !== undefined && Object.hasOwn(old, name) ? old[name] : undefined, head);
 }

@@ -44,8 +44,14 @@ function seed(products: number): string {
     sql.push(`INSERT INTO basic_rules VALUES ('p${p}', 0, '["h0.p${p}.test"]', '["/a"]', 'c');`);
     sql.push(`INSERT INTO advanced_rules VALUES ('p${p}', 0, 'default_t()', 'c');`);
   }
-  sql.push("INSERT INTO clusters (name) VALUES ('c'); INSERT INTO subclusters VALUES ('c', 's', 1);");
-  sql.push("INSERT INTO backends (cluster, subcluster, address) VALUES ('c', 's', '127.0.0.1:9001');");
+  for (let c = 0; c < 10; c++) {
+    sql.push(`INSERT INTO clusters (name, retries, hash_key) VALUES ('c${c}', ${c % 3}, ${c % 2 ? "'k'" : 'NULL'});`);
+    for (const s of ['s1', 's2']) {
+      sql.push(`INSERT INTO subclusters VALUES ('c${c}', '${s}', 1);`);
+      sql.push(`INSERT INTO backends (cluster, subcluster, address) VALUES ('c${c}', '${s}', '127.0.0.1:9001');`);
+      sql.push(`INSERT INTO backends (cluster, subcluster, address) VALUES ('c${c}', '${s}', '127.0.0.2:9001');`);
+    }
+  }
   return sql.join('\n');
 }
 
@@ -66,6 +72,21 @@ describe('sqlite read: the previous read’s objects for unchanged rows', () => 
       // Within the changed product, the lists whose rows did not change are kept too.
       expect((next.p3 as Json).rules).toBe((products.p3 as Json).rules);
       expect((next.p3 as Json).hostTags).toBe((products.p3 as Json).hostTags);
+      const clusters = (first.input as Json).clusters as Json;
+      db.exec(
+        "UPDATE backends SET address = '127.0.0.3:9001' WHERE cluster = 'c4' AND subcluster = 's2' AND address = '127.0.0.2:9001'",
+      );
+      const third = read(db, second.input);
+      expect(third.input).toStrictEqual(read(db).input);
+      const nextClusters = (third.input as Json).clusters as Json;
+      for (const name of Object.keys(clusters)) {
+        if (name === 'c4') expect(nextClusters[name]).not.toBe(clusters[name]);
+        else expect(nextClusters[name]).toBe(clusters[name]);
+      }
+      const sub = (c: unknown, s: string) => ((c as Json).subclusters as Json)[s];
+      expect(sub(nextClusters.c4, 's1')).toBe(sub(clusters.c4, 's1'));
+      expect(sub(nextClusters.c4, 's2')).not.toBe(sub(clusters.c4, 's2'));
+      expect(((third.input as Json).products as Json).p3).toBe(next.p3);
     });
   });
 
@@ -86,12 +107,28 @@ describe('sqlite read: the previous read’s objects for unchanged rows', () => 
       (_p: number) => `INSERT OR IGNORE INTO hosts VALUES ('x${pick(9)}.test', 'gone${pick(2)}', NULL)`,
       (p: number) => `DELETE FROM products WHERE name = 'p${p}'`,
       (p: number) => `INSERT OR IGNORE INTO products (name) VALUES ('p${p}')`,
+      (p: number) =>
+        `UPDATE OR IGNORE backends SET address = '10.1.1.${pick(3)}:80' WHERE cluster = 'c${p % 12}' AND rowid % 3 = 0`,
+      (p: number) => `DELETE FROM backends WHERE cluster = 'c${p % 12}' AND subcluster = 's${pick(3)}'`,
+      (p: number) =>
+        `INSERT OR IGNORE INTO backends (cluster, subcluster, address, name) VALUES ('c${p % 12}', 's${pick(3)}', 'x:1', 'n')`,
+      (p: number) => `UPDATE subclusters SET weight = ${pick(3)} WHERE cluster = 'c${p % 12}'`,
+      (p: number) => `DELETE FROM subclusters WHERE cluster = 'c${p % 12}' AND name = 's${pick(3)}'`,
+      (p: number) => `INSERT OR IGNORE INTO subclusters VALUES ('c${p % 12}', 's${pick(3)}', 1)`,
+      (p: number) =>
+        `UPDATE clusters SET retries = ${pick(3)}, balance = ${pick(2) ? "'wrr'" : 'NULL'} WHERE name = 'c${p % 12}'`,
+      (p: number) =>
+        `UPDATE clusters SET health_check = '${pick(2) ? '{"path":"/h"}' : 'bad'}' WHERE name = 'c${p % 12}'`,
+      (p: number) => `UPDATE clusters SET hash_strategy = ${pick(2) ? "'header'" : 'NULL'} WHERE name = 'c${p % 12}'`,
+      (p: number) => `DELETE FROM clusters WHERE name = 'c${p % 12}'`,
+      (p: number) => `INSERT OR IGNORE INTO clusters (name) VALUES ('c${p % 12}')`,
     ];
     await withDb(seed(20), (db) => {
       db.exec('PRAGMA foreign_keys = OFF');
       let previous = read(db).input;
       let kept = 0;
       let withProblems = 0;
+      let keptClusters = 0;
       for (let round = 0; round < 150; round++) {
         for (let n = pick(3); n >= 0; n--) db.exec(edits[pick(edits.length)]!(pick(20)));
         const again = read(db, previous);
@@ -102,9 +139,14 @@ describe('sqlite read: the previous read’s objects for unchanged rows', () => 
         if (fresh.problems.length > 0) withProblems++;
         const before = (previous as Json).products as Json;
         for (const [name, p] of Object.entries((again.input as Json).products as Json)) if (p === before[name]) kept++;
+        const beforeClusters = (previous as Json).clusters as Json;
+        for (const [name, c] of Object.entries((again.input as Json).clusters as Json)) {
+          if (c === beforeClusters[name]) keptClusters++;
+        }
         previous = again.input;
       }
       expect(kept).toBeGreaterThan(0);
+      expect(keptClusters).toBeGreaterThan(0);
       expect(withProblems).toBeGreaterThan(0);
     });
   });
