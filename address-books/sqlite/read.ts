@@ -11,7 +11,14 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
 import { Labels } from './relabel.ts';
-import { type ClusterBuild, clusterBuilds, type ProductBuild, productBuilds } from './reuse-rows.ts';
+import {
+  BACKEND_KEYS,
+  type ClusterBuild,
+  clusterBuilds,
+  NAMED_BACKEND_KEYS,
+  type ProductBuild,
+  productBuilds,
+} from './reuse-rows.ts';
 
 type Row = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -149,7 +156,10 @@ function* readClusters(
       problems.push(`${rowLabel('backends', key)}: sub-cluster ${key.cluster}/${key.subcluster} does not exist`);
       return;
     }
-    const i = sub.backends.push({ address: key.address, weight: r[3], ...(r[4] === null ? {} : { name: r[4] }) });
+    const i =
+      r[4] === null
+        ? sub.backends.push({ address: key.address, weight: r[3] }, BACKEND_KEYS)
+        : sub.backends.push({ address: key.address, weight: r[3], name: r[4] }, NAMED_BACKEND_KEYS);
     labels?.set(`clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${i}]`, rowLabel('backends', key));
   });
   const clusters: Json = {};

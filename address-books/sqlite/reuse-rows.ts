@@ -30,11 +30,21 @@ export class ListBuild {
     this.#old = Array.isArray(old) ? old : undefined;
   }
 
-  /** Appends `value` (or keeps the previous equal value); returns its index. */
-  push(value: unknown): number {
+  /**
+   * Appends `value` (or keeps the previous equal value); returns its index. `keys`: `value` is
+   * a flat object of exactly these keys, in this order, compared without `deepEqual`'s key lists.
+   */
+  push(value: unknown, keys?: readonly string[]): number {
     const old = this.#old;
     if (this.#fresh === undefined) {
-      if (old !== undefined && this.#same < old.length && deepEqual(old[this.#same], value)) return this.#same++;
+      const i = this.#same;
+      if (
+        old !== undefined &&
+        i < old.length &&
+        (keys === undefined ? deepEqual(old[i], value) : sameFlat(old[i], value as Json, keys))
+      ) {
+        return this.#same++;
+      }
       this.#fresh = old === undefined ? [] : old.slice(0, this.#same);
     }
     return this.#fresh.push(value) - 1;
@@ -44,7 +54,7 @@ export class ListBuild {
     if (this.#fresh !== undefined) return this.#fresh;
     const old = this.#old;
     if (old === undefined) return [];
-    return this.#same === old.length ? old : old.slice(0, this.#same);
+    return this.#same === old.length ? (old as unknown[]) : old.slice(0, this.#same);
   }
 }
 
@@ -110,9 +120,10 @@ export class ProductBuild {
     return this.#basic.push(rule);
   }
 
-  rule(rule: unknown): number {
+  /** An advanced rule: `{ cond, cluster }`. */
+  rule(rule: Json): number {
     this.#rules ??= new ListBuild(this.#old?.rules);
-    return this.#rules.push(rule);
+    return this.#rules.push(rule, RULE_KEYS);
   }
 
   result(): Json {
@@ -125,6 +136,17 @@ export class ProductBuild {
     if (this.#rules !== undefined) out.rules = this.#rules.result();
     return sameObject(this.#old, out) ? (this.#old as Json) : out;
   }
+}
+
+/** True when `old` is a plain object with exactly `keys`, in order, and `value`'s values (`Object.is`). */
+function sameFlat(old: unknown, value: Json, keys: readonly string[]): boolean {
+  if (!isObject(old) || Object.getPrototypeOf(old) !== Object.prototype) return false;
+  let i = 0;
+  for (const k in old) {
+    if (k !== keys[i] || !Object.is(old[k], value[k])) return false;
+    i++;
+  }
+  return i === keys.length;
 }
 
 function isObject(v: unknown): v is Json {
@@ -146,6 +168,11 @@ export function productBuilds(previous: unknown): (name: string) => ProductBuild
   const old = isObject(previous) && isObject(previous.products) ? previous.products : undefined;
   return (name) => new ProductBuild(old !== undefined && Object.hasOwn(old, name) ? old[name] : undefined);
 }
+
+const RULE_KEYS = ['cond', 'cluster'] as const;
+/** The keys of a backend row's object, without and with a name. */
+export const BACKEND_KEYS = ['address', 'weight'] as const;
+export const NAMED_BACKEND_KEYS = ['address', 'weight', 'name'] as const;
 
 /** One sub-cluster: `weight` and its backend list, against the previous sub-cluster. */
 class SubBuild {
