@@ -46,8 +46,13 @@ const optionsSchema = z.strictObject({
 export type SqliteBookOptions = z.output<typeof optionsSchema>;
 
 /** The model's tables as steps (`../lib/sliced.ts`); `labelled`: with the path → row map. */
-function readSteps(db: DatabaseSync, model: 'bfe' | 'classic', labelled: boolean): Steps<StoreRead> {
-  return model === 'bfe' ? readBfeSteps(db, labelled) : readServerSteps(db, labelled);
+function readSteps(
+  db: DatabaseSync,
+  model: 'bfe' | 'classic',
+  labelled: boolean,
+  previous?: unknown,
+): Steps<StoreRead> {
+  return model === 'bfe' ? readBfeSteps(db, labelled, previous) : readServerSteps(db, labelled);
 }
 
 /** One read transaction over the model's tables, with row labels, as steps. */
@@ -78,6 +83,8 @@ export class SqliteAddressBook extends SnapshotBook {
   readonly #source: string;
   #db: DatabaseSync | undefined;
   #dataVersion = -1;
+  /** The last read's input: its objects are kept for unchanged rows by the next read (`reuse-rows.ts`). */
+  #lastInput: unknown;
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<boolean> | undefined;
   #closed = false;
@@ -180,7 +187,8 @@ export class SqliteAddressBook extends SnapshotBook {
     try {
       db.exec('BEGIN');
       try {
-        read = await runSliced(readSteps(db, model, false));
+        read = await runSliced(readSteps(db, model, false, this.#lastInput));
+        this.#lastInput = read.input;
         view = await compileRead(read, model, this.#source, this.liveSnapshot).catch(async (e: unknown) => {
           if (!isSwitchboardError(e) || e.code !== 'SWB_ERR_CONFIG') throw e;
           read = await runSliced(readSteps(db, model, true));

@@ -11,6 +11,14 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
 import { Labels } from './relabel.ts';
+import {
+  BACKEND_KEYS,
+  type ClusterBuild,
+  clusterBuilds,
+  NAMED_BACKEND_KEYS,
+  type ProductBuild,
+  productBuilds,
+} from './reuse-rows.ts';
 
 type Row = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -108,8 +116,14 @@ const POLICY_COLUMNS = [
   ['proxy_protocol', 'proxyProtocol'],
 ] as const;
 
-function* readClusters(db: DatabaseSync, labels: Labels | undefined, problems: string[]): Steps<Json> {
-  const clusters: Json = {};
+function* readClusters(
+  db: DatabaseSync,
+  labels: Labels | undefined,
+  problems: string[],
+  previous: unknown,
+): Steps<Json> {
+  const builds = new Map<string, ClusterBuild>();
+  const buildFor = clusterBuilds(previous);
   yield* each(db, 'SELECT * FROM clusters ORDER BY name', (r) => {
     const name = String(r.name);
     const label = () => rowLabel('clusters', { name });
@@ -121,52 +135,53 @@ function* readClusters(db: DatabaseSync, labels: Labels | undefined, problems: s
     }
     const health = jsonColumn(r.health_check, label, 'health_check', problems);
     if (health !== undefined) c.healthCheck = health;
-    clusters[name] = c;
+    builds.set(name, buildFor(name, c));
   });
-  const subs = new Map<string, { weight: unknown; backends: Json[] }>();
   yield* eachArray(db, 'SELECT cluster, name, weight FROM subclusters ORDER BY cluster, name', (r) => {
     const key = { cluster: String(r[0]), name: String(r[1]) };
-    const c = clusters[key.cluster] as { subclusters: Json } | undefined;
+    const c = builds.get(key.cluster);
     if (c === undefined) {
       problems.push(`${rowLabel('subclusters', key)}: cluster ${key.cluster} does not exist`);
       return;
     }
-    const sub = { weight: r[2], backends: [] as Json[] };
-    c.subclusters[key.name] = sub;
-    subs.set(`${key.cluster}\0${key.name}`, sub);
+    c.sub(key.name, r[2]);
     labels?.set(`clusters.${key.cluster}.subclusters.${key.name}`, rowLabel('subclusters', key));
   });
   const backends =
     'SELECT cluster, subcluster, address, weight, name FROM backends ORDER BY cluster, subcluster, rowid';
   yield* eachArray(db, backends, (r) => {
     const key = { cluster: String(r[0]), subcluster: String(r[1]), address: String(r[2]) };
-    const sub = subs.get(`${key.cluster}\0${key.subcluster}`);
+    const sub = builds.get(key.cluster)?.subNamed(key.subcluster);
     if (sub === undefined) {
       problems.push(`${rowLabel('backends', key)}: sub-cluster ${key.cluster}/${key.subcluster} does not exist`);
       return;
     }
-    const at = `clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${sub.backends.length}]`;
-    labels?.set(at, rowLabel('backends', key));
-    sub.backends.push({ address: key.address, weight: r[3], ...(r[4] === null ? {} : { name: r[4] }) });
+    const i =
+      r[4] === null
+        ? sub.backends.push({ address: key.address, weight: r[3] }, BACKEND_KEYS)
+        : sub.backends.push({ address: key.address, weight: r[3], name: r[4] }, NAMED_BACKEND_KEYS);
+    labels?.set(`clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${i}]`, rowLabel('backends', key));
   });
+  const clusters: Json = {};
+  for (const [name, build] of builds) clusters[name] = build.result();
   return clusters;
 }
 
-function listOf<T>(o: Json, key: string): T[] {
-  const v = (o[key] as T[] | undefined) ?? [];
-  o[key] = v;
-  return v;
-}
-
-function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: string[]): Steps<Json> {
-  const products: Json = {};
+function* readProducts(
+  db: DatabaseSync,
+  labels: Labels | undefined,
+  problems: string[],
+  previous: unknown,
+): Steps<Json> {
+  const builds = new Map<string, ProductBuild>();
+  const buildFor = productBuilds(previous);
   yield* eachArray(db, 'SELECT name FROM products ORDER BY name', (r) => {
     const name = String(r[0]);
-    products[name] = {};
+    builds.set(name, buildFor(name));
     labels?.set(`products.${name}`, rowLabel('products', { name }));
   });
-  const productFor = (label: LazyLabel, name: unknown): Json | undefined => {
-    const p = products[String(name)] as Json | undefined;
+  const productFor = (label: LazyLabel, name: unknown): ProductBuild | undefined => {
+    const p = builds.get(String(name));
     if (p === undefined) problems.push(`${label()}: product ${String(name)} does not exist`);
     return p;
   };
@@ -176,22 +191,18 @@ function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: s
     const p = productFor(label, product);
     if (p === undefined) return;
     if (tag === null || tag === '') {
-      const i = listOf(p, 'hosts').push(host) - 1;
+      const i = p.host(host);
       labels?.set(`products.${String(product)}.hosts[${i}]`, label());
       return;
     }
-    const tags = (p.hostTags ?? {}) as Record<string, unknown[]>;
-    p.hostTags = tags;
-    const list = tags[String(tag)] ?? [];
-    tags[String(tag)] = list;
-    const i = list.push(host) - 1;
+    const i = p.taggedHost(String(tag), host);
     labels?.set(`products.${String(product)}.hostTags.${String(tag)}[${i}]`, label());
   });
   yield* each(db, 'SELECT * FROM vips ORDER BY vip', (r) => {
     const label = () => rowLabel('vips', { vip: r.vip });
     const p = productFor(label, r.product);
     if (p === undefined) return;
-    const i = listOf(p, 'vips').push(r.vip) - 1;
+    const i = p.vip(r.vip);
     labels?.set(`products.${String(r.product)}.vips[${i}]`, label());
   });
   yield* each(db, 'SELECT * FROM basic_rules ORDER BY product, position', (r) => {
@@ -205,7 +216,7 @@ function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: s
       ...(paths === undefined ? {} : { paths }),
       cluster: r.cluster,
     };
-    const i = listOf(p, 'basicRules').push(rule) - 1;
+    const i = p.basicRule(rule);
     labels?.set(`products.${String(r.product)}.basicRules[${i}]`, label());
   });
   const advanced = 'SELECT product, position, cond, cluster FROM advanced_rules ORDER BY product, position';
@@ -214,9 +225,11 @@ function* readProducts(db: DatabaseSync, labels: Labels | undefined, problems: s
     const label = () => rowLabel('advanced_rules', { product, position });
     const p = productFor(label, product);
     if (p === undefined) return;
-    const index = listOf(p, 'rules').push({ cond, cluster }) - 1;
+    const index = p.rule({ cond, cluster });
     labels?.set(`products.${String(product)}.rules[${index}]`, label());
   });
+  const products: Json = {};
+  for (const [name, build] of builds) products[name] = build.result();
   return products;
 }
 
@@ -228,9 +241,11 @@ export function readBfeRows(db: DatabaseSync): RowsRead {
 /**
  * `readBfeRows` as steps (inside `readStepsInTransaction`). `labelled: false` skips the map of
  * config path → row (two strings per row): a reload reads without it and, only when the table
- * does not compile, reads again with it in the same transaction to name the rows.
+ * does not compile, reads again with it in the same transaction to name the rows. `previous`:
+ * an earlier read's `input`, whose objects are kept for products whose rows are all unchanged
+ * (`reuse-rows.ts`; the input is equal either way).
  */
-export function* readBfeSteps(db: DatabaseSync, labelled = true): Steps<RowsRead> {
+export function* readBfeSteps(db: DatabaseSync, labelled = true, previous?: unknown): Steps<RowsRead> {
   const all = new Labels();
   const labels = labelled ? all : undefined;
   const problems: string[] = [];
@@ -248,8 +263,8 @@ export function* readBfeSteps(db: DatabaseSync, labelled = true): Steps<RowsRead
     conditions++;
   });
   if (conditions > 0) input.conditions = named;
-  input.products = yield* readProducts(db, labels, problems);
-  input.clusters = yield* readClusters(db, labels, problems);
+  input.products = yield* readProducts(db, labels, problems, previous);
+  input.clusters = yield* readClusters(db, labels, problems, previous);
   return { input, labels: all, labelled, problems };
 }
 
