@@ -7,7 +7,7 @@
  * backend keeps being checked. Real router (net and worker panels), real backends, real admin calls.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,25 +55,10 @@ async function startProbedBackend(name: string): Promise<ProbedBackend> {
 }
 
 function call(port: number, method: string, path: string): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        port,
-        host: '127.0.0.1',
-        path,
-        method,
-        headers: { host: `127.0.0.1:${port}`, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
+  return httpGet(port, path, {
+    host: `127.0.0.1:${port}`,
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
   });
 }
 
