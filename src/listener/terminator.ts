@@ -14,6 +14,11 @@
  * the handshake timeout. Pending handshakes are keyed by the raw socket object (the TLSSocket's
  * `_parent`), never by the peer address: a peer that reset before the accept has none, and two
  * such peers would share one key and leak a slot.
+ *
+ * Half-close is off during the handshake and on again once it is done: listeners accept with
+ * `allowHalfOpen` (the splice forwards a client's FIN), and a TLSSocket inherits it from the raw
+ * socket, so a client whose FIN came before its Finished (one that closes at once after its own
+ * handshake callback) would otherwise hold the slot until the handshake timeout.
  */
 import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
@@ -56,6 +61,8 @@ function onSecure(socket: TLSSocket): void {
     return;
   }
   pending.delete(raw!);
+  socket.allowHalfOpen = true;
+  raw!.allowHalfOpen = true;
   p.waiter.secured(socket);
 }
 
@@ -117,6 +124,7 @@ export class Terminator {
     }
     pending.set(raw, { waiter, reason: undefined });
     raw.once('close', onRawClose);
+    raw.allowHalfOpen = false;
     this.#server.emit('connection', raw);
   }
 }

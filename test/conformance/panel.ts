@@ -306,6 +306,41 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'TLS termination: a client that closes as soon as its handshake callback runs is logged and released at once',
+    spec: 'DESIGN listener pipeline: a refused handshake closes, logs and frees the slot (not at limits.peekTimeout)',
+    async run(p) {
+      const { pki, www } = await testPki();
+      const web = await startHttpBackend('web');
+      try {
+        const config = {
+          limits: { peekTimeout: '60s' },
+          listeners: [terminating(www)],
+          addressBook: book(cluster([web.address])),
+        };
+        await withRouter(p, config, async (r) => {
+          // destroy() in the callback drops the client's own Finished: the router sees a FIN mid-handshake.
+          await new Promise<void>((resolve, reject) => {
+            const s = tlsConnect(
+              { host: '127.0.0.1', port: r.port('tls'), servername: HOST, ca: pki.ca.certPem },
+              () => {
+                s.destroy();
+                resolve();
+              },
+            );
+            s.once('error', reject);
+          });
+          // Within 5 s of a 60 s deadline: only the FIN can have ended it.
+          await r.waitForAccess(1, 5_000);
+          expect(r.access[0]).toMatchObject({ listener: 'tls', protocol: 'tls' });
+          expect(r.access[0]!.result).not.toBe('peek_timeout');
+          expect(web.hits).toBe(0);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
     name: 'TLS passthrough: the ClientHello is routed by SNI and spliced to a TLS backend',
     spec: 'DESIGN: TLS passthrough peek',
     refusal: (p) =>
