@@ -69,6 +69,8 @@ interface NameState {
   failures: number;
   lastError: string | undefined;
   removed: boolean;
+  /** A certificate was handed to the sink for this name (so dropping the name withdraws it). */
+  published: boolean;
 }
 
 /** A renewed certificate is not renewed again within this (a `renewBefore` longer than the lifetime). */
@@ -128,7 +130,8 @@ export class AcmeManager {
         wanted.add(id);
         const known = this.#names.get(id);
         if (known !== undefined && known.section === section) continue;
-        if (known !== undefined) this.#drop(id, known);
+        // Same name under a changed section: the current certificate serves until the new state replaces it.
+        if (known !== undefined) this.#drop(id, known, false);
         const state: NameState = {
           section,
           name,
@@ -140,6 +143,8 @@ export class AcmeManager {
           failures: 0,
           lastError: undefined,
           removed: false,
+          // A certificate the changed section's state published still serves, so it is still ours to withdraw.
+          published: known?.published ?? false,
         };
         this.#names.set(id, state);
         void this.#begin(state);
@@ -147,7 +152,7 @@ export class AcmeManager {
     }
     // acme-client talks through one axios instance: the CAs of every section are trusted together.
     if (cas.length > 0) acme.axios.defaults.httpsAgent = new Agent({ ca: cas.map((c) => c.toString()) });
-    for (const [id, state] of this.#names) if (!wanted.has(id)) this.#drop(id, state);
+    for (const [id, state] of this.#names) if (!wanted.has(id)) this.#drop(id, state, true);
     for (const [name, s] of this.#sections)
       if (![...this.#names.values()].some((n) => n.section === s)) this.#sections.delete(name);
   }
@@ -168,13 +173,20 @@ export class AcmeManager {
   /** Stops every timer; an order in flight finishes but is not followed up. */
   close(): void {
     this.#closed = true;
-    for (const [id, s] of this.#names) this.#drop(id, s);
+    for (const [id, s] of this.#names) this.#drop(id, s, false);
   }
 
-  #drop(id: string, s: NameState): void {
+  /** Stops following a name; `withdraw` also stops serving its certificate on every thread. */
+  #drop(id: string, s: NameState, withdraw: boolean): void {
     s.removed = true;
     if (s.timer !== undefined) clearTimeout(s.timer);
     this.#names.delete(id);
+    if (!withdraw || !s.published) return;
+    const { listener } = s.section;
+    this.#sink({ kind: 'certificate-withdrawn', listener, name: s.name }).catch((e: unknown) =>
+      this.#logger.error({ listener, name: s.name, err: (e as Error).message }, 'acme: withdrawing a certificate'),
+    );
+    this.#logger.info({ listener, name: s.name }, 'acme: name no longer configured; its certificate is withdrawn');
   }
 
   /** A new name: serve the stored certificate if there is one, else order. */
@@ -199,6 +211,9 @@ export class AcmeManager {
   }
 
   async #publish(s: NameState, cert: string, key: string): Promise<void> {
+    if (s.removed) return;
+    // Set first: a drop while the sink is still forwarding sends its withdrawal after this update.
+    s.published = true;
     await this.#sink({ kind: 'certificate', listener: s.section.listener, name: s.name, cert, key });
     s.notAfter = Date.parse(new X509Certificate(cert).validTo);
   }

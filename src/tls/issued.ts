@@ -19,6 +19,8 @@ import { reasonOf } from './files.ts';
 export type IssuedUpdate =
   /** A certificate (PEM chain) and its key for `name` on `listener`; replaces the previous one. */
   | { readonly kind: 'certificate'; readonly listener: string; readonly name: string; cert: string; key: string }
+  /** `name` is no longer managed on `listener` (dropped from `names:`, the routing table or the config): stop serving it. */
+  | { readonly kind: 'certificate-withdrawn'; readonly listener: string; readonly name: string }
   /** The RFC 8737 challenge certificate served to ClientHellos offering `acme-tls/1` for `name`. */
   | { readonly kind: 'tls-challenge'; readonly listener: string; readonly name: string; cert: string; key: string }
   | { readonly kind: 'tls-challenge-done'; readonly listener: string; readonly name: string }
@@ -79,6 +81,12 @@ export class IssuedCertificates {
         const entry = buildEntry(u.listener, u.name, u.cert, u.key);
         inner(this.#certs, u.listener).set(u.name, entry);
         this.#missing.delete(`${u.listener}\0${u.name}`);
+        return;
+      }
+      case 'certificate-withdrawn': {
+        const byName = this.#certs.get(u.listener);
+        byName?.delete(u.name);
+        if (byName?.size === 0) this.#certs.delete(u.listener);
         return;
       }
       case 'tls-challenge': {

@@ -2,16 +2,17 @@
  * How ACME certificates are served beside file certificates (issue 21): by exact SNI after the
  * files (files win for the names they cover), kept across a config reload (they belong to the
  * runtime, not to an engine), swapped in place for new handshakes; a listener with only an
- * `acme:` section fails the handshake for a name it has no certificate for yet.
+ * `acme:` section fails the handshake for a name it has no certificate for yet; a name dropped
+ * from the config is withdrawn on every thread (not served until a restart).
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
-import { startTestRouter } from '../harness/router.ts';
+import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
 
 /** The SAN of the certificate a handshake for `servername` gets, or the handshake error. */
 function sanFor(port: number, servername: string, ca: string): Promise<string> {
@@ -132,6 +133,76 @@ describe('acme certificates beside file certificates', () => {
         key: issued.keyPem,
       });
       expect(await sanFor(port, 'acme.example.test', pki.ca.certPem)).toBe('DNS:acme.example.test');
+    } finally {
+      await r.close();
+    }
+  });
+});
+
+describe.each([
+  ['net', { name: 'net' }],
+  ['http2', { name: 'http2' }],
+  ['worker (net, 2 threads)', { name: 'worker', threads: 2, engine: 'net' }],
+])('a name dropped from acme.names stops being served: %s', (_label, panel) => {
+  let pki: Pki;
+  let file: CertPair;
+  let issued: CertPair;
+  let backend: TestBackend;
+
+  beforeAll(async () => {
+    pki = await createPki();
+    file = await pki.leaf('file', { dns: ['*.files.test'] });
+    issued = await pki.leaf('issued', { dns: ['acme.example.test'] });
+    backend = await startHttpBackend('b');
+  });
+  afterAll(async () => {
+    await backend.close();
+    await pki.close();
+  });
+
+  it('withdrawn on the reload that drops it, served from storage again when it comes back', async () => {
+    // A stored, unexpired certificate is served at start without asking the (unreachable) CA.
+    const dir = await tempDir();
+    await mkdir(join(dir, 'acme', 'certs'), { recursive: true });
+    await writeFile(join(dir, 'acme', 'certs', 'acme.example.test.crt'), issued.certPem);
+    await writeFile(join(dir, 'acme', 'certs', 'acme.example.test.key'), issued.keyPem);
+    const config = (names: string[]) => ({
+      panel,
+      limits: { drainTimeout: '1s' },
+      listeners: [
+        {
+          name: 'tls',
+          address: '127.0.0.1:0',
+          tls: 'terminate',
+          certificates: [{ cert: file.cert, key: file.key }],
+          acme: { directory: 'https://127.0.0.1:9/dir', names, storage: 'acme' },
+        },
+      ],
+      addressBook: {
+        name: 'bfe',
+        products: { p: { hosts: ['acme.example.test'], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
+        clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
+      },
+    });
+    const r = await startTestRouter(config(['acme.example.test']), { dir });
+    try {
+      const port = r.port('tls');
+      const ca = pki.ca.certPem;
+      const san = () => sanFor(port, 'acme.example.test', ca);
+      await eventually(async () => (await san()) === 'DNS:acme.example.test', 10_000, 'the stored certificate');
+
+      await writeFile(join(dir, 'switchboard.yaml'), stringify(config([])));
+      const dropped = await r.router.reload();
+      expect(dropped.ok && dropped.changed).toBe(true);
+      // The worker threads apply the withdrawal asynchronously; every new handshake then gets the file's.
+      await eventually(async () => (await san()) === 'DNS:*.files.test', 10_000, 'the withdrawal');
+      for (let i = 0; i < 4; i++) expect(await san()).toBe('DNS:*.files.test');
+      expect(r.router.runtime.issued.certificate('tls', 'acme.example.test')).toBeUndefined();
+
+      await writeFile(join(dir, 'switchboard.yaml'), stringify(config(['acme.example.test'])));
+      const back = await r.router.reload();
+      expect(back.ok && back.changed).toBe(true);
+      await eventually(async () => (await san()) === 'DNS:acme.example.test', 10_000, 'the certificate again');
     } finally {
       await r.close();
     }
