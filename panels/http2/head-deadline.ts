@@ -28,13 +28,17 @@ export class HeadDeadlines {
     this.#timers.set(c, timer);
   }
 
-  /** The first request of `c` arrived (or the connection ended): no deadline any more. */
-  arrived(c: Connection | undefined): void {
-    if (c === undefined) return;
+  /**
+   * The first request of `c` arrived, or it was answered, or the connection ended: no deadline
+   * any more. True when `c` was still waiting (nothing had arrived, expired or been answered).
+   */
+  arrived(c: Connection | undefined): boolean {
+    if (c === undefined) return false;
     const timer = this.#timers.get(c);
-    if (timer === undefined) return;
+    if (timer === undefined) return false;
     clearTimeout(timer);
     this.#timers.delete(c);
+    return true;
   }
 
   /** Clears every timer (panel destroyed). */

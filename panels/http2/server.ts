@@ -70,6 +70,12 @@ interface Servers {
   readonly h1: HttpServer;
 }
 
+/** Milliseconds since the pipeline accepted the connection of `socket` (µs precision), 0 if unknown. */
+function durationOf(socket: Socket): number {
+  const c = connectionOf(socket);
+  return c === undefined ? 0 : Math.round((performance.now() - c.acceptedAt) * 1000) / 1000;
+}
+
 /** The socket a handler got has closed: the pipeline's slot goes back. */
 function onClosed(this: Socket): void {
   connectionOf(this)?.done();
@@ -132,8 +138,11 @@ class Http2Panel implements BoundPanel {
     }
     this.#deadlines.arm(c);
     socket.once('close', () => {
-      this.#deadlines.arrived(c);
-      this.#sniffing.delete(c);
+      const sniffing = this.#sniffing.delete(c);
+      // Closed before any request, answer or deadline: one access line, as the net panel's peek writes.
+      if (!this.#deadlines.arrived(c)) return;
+      const reason = 'client closed before the first request';
+      this.#refuseHead(c.listener, socket, 'client_closed', reason, sniffing ? undefined : this.#protocolOf(c), 0);
     });
     if (c.listener.tls === 'terminate') {
       this.#serve(c, s, (socket as TLSSocket).alpnProtocol === 'h2');
@@ -219,6 +228,10 @@ class Http2Panel implements BoundPanel {
       session.setTimeout(idleTimeout, () => session.close());
       session.once('close', () => this.#sessions.delete(session));
       session.on('error', () => {});
+      // Sockets are half-open (the pipeline accepts with allowHalfOpen) and node's session does not
+      // act on the client's FIN: without this it would stay open until idleTimeout. A client that
+      // can send no more frames gets its open streams finished, then the connection closed.
+      connectionOf(session.socket)?.socket.once('end', () => session.close());
     });
     // A stream-level protocol error from a client: node resets the stream; nothing to route.
     h2.on('sessionError', () => {});
@@ -252,6 +265,13 @@ class Http2Panel implements BoundPanel {
       socket.destroy();
       return;
     }
+    if (err.code === 'HPE_INVALID_EOF_STATE') {
+      // The client's FIN in the middle of a head: closed unanswered, as the net panel's peek does.
+      this.#deadlines.arrived(connectionOf(socket));
+      socket.destroy();
+      this.#refuseHead(l, socket, 'client_closed', 'client closed before the head was complete', 'http1', 0);
+      return;
+    }
     const known = CLIENT_ERRORS[err.code ?? ''];
     const result = known?.result ?? 'bad_request';
     this.#deadlines.arrived(connectionOf(socket));
@@ -260,15 +280,28 @@ class Http2Panel implements BoundPanel {
     this.#refuseHead(l, socket, result, reason, 'http1', statusOf(result));
   }
 
-  /** The access line of a connection refused before any request was routed. */
-  #refuseHead(l: ListenerConfig, socket: Socket, result: ResultCode, reason: string, protocol: string, status: number) {
+  /** What a connection handed to a server speaks, as stream access lines name it. */
+  #protocolOf(c: Connection): string {
+    if (!this.#h2Connections.has(c)) return 'http1';
+    return c.listener.tls === 'terminate' ? 'h2' : 'h2c';
+  }
+
+  /** The access line of a connection refused before any request was routed (`protocol` unknown while sniffing). */
+  #refuseHead(
+    l: ListenerConfig,
+    socket: Socket,
+    result: ResultCode | 'client_closed',
+    reason: string,
+    protocol: string | undefined,
+    status: number,
+  ) {
     const record: AccessRecord = {
       listener: l.name,
       client: clientAddress(socket),
-      protocol,
+      ...(protocol === undefined ? {} : { protocol }),
       bytesIn: socket.bytesRead,
       bytesOut: socket.bytesWritten,
-      durationMs: 0,
+      durationMs: durationOf(socket),
       result,
       reason,
     };

@@ -475,6 +475,28 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'a client that closes before its first request: one client_closed access line at once, no backend',
+    spec: 'DESIGN listener pipeline: every connection ends in one access line; a FIN is not waited out to peekTimeout',
+    async run(p) {
+      const be = await okTcpBackend('be');
+      try {
+        const config = { limits: { peekTimeout: '60s', idleTimeout: '60s' }, addressBook: book(cluster([be.address])) };
+        await withRouter(p, config, async (r) => {
+          const sends = [`GET / HTTP/1.1\r\nHost: ${HOST}\r\n`, prelude(), ''];
+          for (const [i, bytes] of sends.entries()) {
+            // The client's own timeout (4 s) is far below both 60 s deadlines.
+            await rawRequest(r.port(), bytes, { end: true, timeoutMs: 4_000 });
+            await r.waitForAccess(i + 1, 4_000);
+            expect(r.access[i]).toMatchObject({ result: 'client_closed' });
+          }
+          expect(be.hits).toBe(0);
+        });
+      } finally {
+        await closeAll(be);
+      }
+    },
+  },
+  {
     name: 'maxHeaderBytes: a larger HTTP/1.1 head is answered 431 (or closed), never forwarded',
     spec: 'DESIGN config: limits.maxHeaderBytes (larger head → 431)',
     async run(p) {
