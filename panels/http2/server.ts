@@ -248,6 +248,10 @@ class Http2Panel implements BoundPanel {
       onRequest,
     );
     h1.keepAliveTimeout = idleTimeout;
+    // A client that half-closes after its request still gets the response (as on the net panel):
+    // node's server otherwise aborts the requests in flight at the FIN. It ends the socket after
+    // the last response either way.
+    (h1 as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(l, err, socket));
     this.#h1Servers.add(h1);
     s = { h2, h1 };

@@ -475,6 +475,32 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'a client that half-closes after its requests gets every response, then the connection closes',
+    spec: 'DESIGN: half-close (a FIN is forwarded, not an abort); RFC 9112 §9.6',
+    async run(p) {
+      const web = await startHttpBackend('web');
+      try {
+        const config = { limits: { idleTimeout: '60s' }, addressBook: book(cluster([web.address])) };
+        await withRouter(p, config, async (r) => {
+          const two = `GET /a HTTP/1.1\r\nHost: ${HOST}\r\n\r\nGET /b HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`;
+          const post = `POST /c HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 5\r\n\r\nhello`;
+          // The client's own timeout (4 s) is far below idleTimeout: the router closed after answering.
+          const pipelined = (await rawRequest(r.port(), two, { end: true, timeoutMs: 4_000 })).toString('latin1');
+          expect(pipelined.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+          expect(pipelined).toMatch(/"url":"\/b"/);
+          const started = Date.now();
+          const posted = await rawRequest(r.port(), post, { end: true, timeoutMs: 4_000 });
+          expect(statusOf(posted)).toBe(200);
+          // Closed by the router after the response, not by the client's timeout.
+          expect(Date.now() - started).toBeLessThan(3_500);
+          expect(web.hits).toBe(3);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
     name: 'a client that closes before its first request: one client_closed access line at once, no backend',
     spec: 'DESIGN listener pipeline: every connection ends in one access line; a FIN is not waited out to peekTimeout',
     async run(p) {
