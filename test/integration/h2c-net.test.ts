@@ -13,7 +13,7 @@ import { type AddressInfo, connect, createServer, type Server, type Socket } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLAG, FRAME, SERVER_PREFACE } from '../../src/peek/h2-frames.ts';
 import { H2_PREFACE } from '../../src/peek/h2c.ts';
-import { block, frame, headers, prelude } from '../fixtures/h2/build.ts';
+import { block, frame, goawayCode, headers, prelude } from '../fixtures/h2/build.ts';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 import { type H2Backend, h2Request, startH2Backend } from './http2-helpers.ts';
@@ -286,16 +286,6 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
     socket.end(bytes);
     await closed;
     return Buffer.concat(chunks);
-  }
-
-  /** The GOAWAY error code in a server reply (server SETTINGS, then GOAWAY; RFC 9113 §6.8). */
-  function goawayCode(reply: Buffer): number | undefined {
-    for (let at = 0; at + 9 <= reply.length; ) {
-      const len = reply.readUIntBE(at, 3);
-      if (reply[at + 3] === FRAME.GOAWAY) return reply.readUInt32BE(at + 9 + 4);
-      at += 9 + len;
-    }
-    return undefined;
   }
 
   it.each([

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRAME } from '../../src/peek/h2-frames.ts';
-import { block, frame, headers, prelude } from '../fixtures/h2/build.ts';
+import { block, frame, framesOf, headers, prelude } from '../fixtures/h2/build.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { startTestRouter, type TestRouter } from '../harness/router.ts';
 
@@ -32,22 +32,6 @@ function sendThenFin(port: number, bytes: Buffer): Promise<{ reply: Buffer; clos
     });
     s.end(bytes);
   });
-}
-
-/** Frame types in `buf`, in order, with their stream ids. */
-function framesIn(buf: Buffer): Array<{ type: number; flags: number; streamId: number; payload: Buffer }> {
-  const out: Array<{ type: number; flags: number; streamId: number; payload: Buffer }> = [];
-  for (let at = 0; at + 9 <= buf.length; ) {
-    const len = buf.readUIntBE(at, 3);
-    out.push({
-      type: buf[at + 3]!,
-      flags: buf[at + 4]!,
-      streamId: buf.readUInt32BE(at + 5) & 0x7fffffff,
-      payload: buf.subarray(at + 9, at + 9 + len),
-    });
-    at += 9 + len;
-  }
-  return out;
 }
 
 describe('http2 panel: a client FIN', () => {
@@ -83,7 +67,7 @@ describe('http2 panel: a client FIN', () => {
     const before = r.access.length;
     const { reply, closedByRouter } = await sendThenFin(r.port(), Buffer.concat([prelude(), request]));
     expect(closedByRouter).toBe(true);
-    const frames = framesIn(reply).filter((f) => f.streamId === 1);
+    const frames = framesOf(reply).filter((f) => f.streamId === 1);
     // HEADERS with :status 200 (HPACK static index 8), then DATA ending the stream.
     expect(frames[0]?.type).toBe(FRAME.HEADERS);
     expect(frames[0]?.payload[0]).toBe(0x88);
