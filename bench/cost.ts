@@ -2,7 +2,8 @@
  * CPU per request and memory per held connection of the HTTP/1 targets, counted rather than
  * timed (issue 18 item 1): `node bench/cost.ts [--rounds 5] [--total 20000] [--scenarios
  * keepalive,newconn,big,idle] [--targets node-pipe,switchboard-net,switchboard-per-request]
- * [--profile DIR]`.
+ * [--profile DIR] [--node-flags='--heap-prof --heap-prof-dir=DIR']`: `--node-flags` go to every
+ * Node target (the routers, node-pipe), e.g. the sampling heap profiler or `--trace-gc`.
  *
  * 1. The nginx (or Node) backend and each target run as their own processes; the fixed-count
  *    client (lib/fixed-client.ts) is a third process, so only the target's own work is counted.
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '2000' },
     profile: { type: 'string' },
     paired: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
   },
 });
 
@@ -100,10 +102,12 @@ async function main(): Promise<void> {
       backendPort: backend.port,
       backendPids: backend.pids(),
       dir,
-      nodeFlags:
-        values.profile === undefined
+      nodeFlags: [
+        ...(values.profile === undefined
           ? []
-          : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`],
+          : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`]),
+        ...values['node-flags'].split(' ').filter((f) => f !== ''),
+      ],
       spawn,
     };
     // lib/targets.ts adds the `@baseline` rows itself when SWB_BENCH_BASELINE is set.
