@@ -4,6 +4,9 @@
  * request head and calls `finish` once; the record is written as a per-request access line
  * (when the config asks for them) and published on `channels.requestEnd` for observers.
  */
+// Imported rather than the global: `globalThis.performance` is a lazy accessor, so every read of
+// it goes through a generic global load (issue 18: two per request).
+import { performance } from 'node:perf_hooks';
 import { channels } from '../../src/diagnostics.ts';
 import type { AccessLog, AccessRecord } from '../../src/log.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
