@@ -4,7 +4,8 @@
  * shared machine): `node bench/alloc.ts [--total 40000] [--rounds 3] [--targets
  * node-pipe,switchboard-per-request]` (`SWB_BENCH_BASELINE=/path` adds `switchboard-per-request@baseline`).
  *
- * 1. Every target runs with `--trace-gc-nvp`, its output into a file of the scratch folder.
+ * 1. Every target runs with `--trace-gc-nvp` and a 1 MiB semi-space, its output into a file of
+ *    the scratch folder.
  * 2. After a warm-up, each round sends TOTAL keep-alive requests (lib/fixed-client.ts, 64
  *    connections) to one target at a time and sums the `allocated=` of the GC lines written
  *    meanwhile; bytes per request are that sum / TOTAL (the bytes allocated after the last GC of
@@ -88,7 +89,9 @@ async function main(): Promise<void> {
       backendPort: backend.port,
       backendPids: backend.pids(),
       dir,
-      nodeFlags: ['--trace-gc-nvp'],
+      // A 1 MiB young generation: a scavenge every few hundred requests, so the bytes after the
+      // last one of a round (counted in the next) are a small part of the round's.
+      nodeFlags: ['--trace-gc-nvp', '--max-semi-space-size=1'],
       spawn: spawner,
     };
     const wanted = values.targets.split(',');
