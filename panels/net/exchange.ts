@@ -47,6 +47,23 @@ export class Exchange {
     this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
     this.upgradeTo = head?.upgradeTo ?? [];
     this.clientClose = head?.connectionClose ?? true;
+    if (request !== undefined && head !== undefined && request.path !== undefined) {
+      // The common case in one literal, keys in the order the fields were added one by one
+      // below (the access line's order): no map transition and no property-store growth for them.
+      this.record = {
+        listener,
+        client,
+        protocol: 'http1',
+        bytesIn: 0,
+        bytesOut: 0,
+        durationMs: 0,
+        result: 'ok',
+        host: request.host,
+        path: request.path,
+        method: head.method,
+      };
+      return;
+    }
     this.record = { listener, client, protocol: 'http1', bytesIn: 0, bytesOut: 0, durationMs: 0, result: 'ok' };
     if (request !== undefined) {
       this.record.host = request.host;
