@@ -18,6 +18,8 @@
  *    targets connections, at least 8), so the machine's load at that moment hits all of them
  *    alike; the last column is then the median over rounds of each round's ratio to
  *    `node-pipe`, which moves far less on a shared machine than the ratio of the medians.
+ *    `--versus NAME` takes the ratios to another target instead (e.g.
+ *    `switchboard-per-request@baseline`: this tree against the baseline, round by round).
  */
 
 import { execFile } from 'node:child_process';
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     paired: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
+    versus: { type: 'string', default: 'node-pipe' },
   },
 });
 
@@ -83,7 +86,7 @@ async function pairedRound(
   const each = Math.max(8, Math.ceil(conns / all.length));
   await runClient(all.map(([, r]) => r.port).join(','), s, each, n);
   const us = all.map(([, r], i) => (cpuNs(r.pids()) - before[i]!) / 1000 / n);
-  const pipe = all.findIndex(([name]) => name === 'node-pipe');
+  const pipe = all.findIndex(([name]) => name === values.versus);
   for (const [i, [name]] of all.entries()) {
     const key = `${s}\t${name}`;
     rows.set(key, [...(rows.get(key) ?? []), us[i]!]);
@@ -141,11 +144,12 @@ async function main(): Promise<void> {
         }
       }
     }
-    const last = values.paired ? '×node-pipe (median of rounds)' : '×node-pipe (median)';
+    const versus = values.versus;
+    const last = values.paired ? `×${versus} (median of rounds)` : `×${versus} (median)`;
     console.log(`scenario\ttarget\tmin µs/req\tmedian µs/req\t${last}`);
     for (const [key, xs] of rows) {
       const [s] = key.split('\t');
-      const pipe = rows.get(`${s}\tnode-pipe`);
+      const pipe = rows.get(`${s}\t${versus}`);
       const paired = ratios.get(key);
       const ratio =
         paired !== undefined
