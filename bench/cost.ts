@@ -2,7 +2,8 @@
  * CPU per request and memory per held connection of the HTTP/1 targets, counted rather than
  * timed (issue 18 item 1): `node bench/cost.ts [--rounds 5] [--total 20000] [--scenarios
  * keepalive,newconn,big,idle] [--targets node-pipe,switchboard-net,switchboard-per-request]
- * [--profile DIR]`.
+ * [--profile DIR] [--node-flags='--heap-prof --heap-prof-dir=DIR']`: `--node-flags` go to every
+ * Node target (the routers, node-pipe), e.g. the sampling heap profiler or `--trace-gc`.
  *
  * 1. The nginx (or Node) backend and each target run as their own processes; the fixed-count
  *    client (lib/fixed-client.ts) is a third process, so only the target's own work is counted.
@@ -17,6 +18,8 @@
  *    targets connections, at least 8), so the machine's load at that moment hits all of them
  *    alike; the last column is then the median over rounds of each round's ratio to
  *    `node-pipe`, which moves far less on a shared machine than the ratio of the medians.
+ *    `--versus NAME` takes the ratios to another target instead (e.g.
+ *    `switchboard-per-request@baseline`: this tree against the baseline, round by round).
  */
 
 import { execFile } from 'node:child_process';
@@ -40,6 +43,8 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '2000' },
     profile: { type: 'string' },
     paired: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
+    versus: { type: 'string', default: 'node-pipe' },
   },
 });
 
@@ -81,7 +86,7 @@ async function pairedRound(
   const each = Math.max(8, Math.ceil(conns / all.length));
   await runClient(all.map(([, r]) => r.port).join(','), s, each, n);
   const us = all.map(([, r], i) => (cpuNs(r.pids()) - before[i]!) / 1000 / n);
-  const pipe = all.findIndex(([name]) => name === 'node-pipe');
+  const pipe = all.findIndex(([name]) => name === values.versus);
   for (const [i, [name]] of all.entries()) {
     const key = `${s}\t${name}`;
     rows.set(key, [...(rows.get(key) ?? []), us[i]!]);
@@ -100,10 +105,12 @@ async function main(): Promise<void> {
       backendPort: backend.port,
       backendPids: backend.pids(),
       dir,
-      nodeFlags:
-        values.profile === undefined
+      nodeFlags: [
+        ...(values.profile === undefined
           ? []
-          : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`],
+          : ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${resolve(values.profile)}`]),
+        ...values['node-flags'].split(' ').filter((f) => f !== ''),
+      ],
       spawn,
     };
     // lib/targets.ts adds the `@baseline` rows itself when SWB_BENCH_BASELINE is set.
@@ -137,11 +144,12 @@ async function main(): Promise<void> {
         }
       }
     }
-    const last = values.paired ? '×node-pipe (median of rounds)' : '×node-pipe (median)';
+    const versus = values.versus;
+    const last = values.paired ? `×${versus} (median of rounds)` : `×${versus} (median)`;
     console.log(`scenario\ttarget\tmin µs/req\tmedian µs/req\t${last}`);
     for (const [key, xs] of rows) {
       const [s] = key.split('\t');
-      const pipe = rows.get(`${s}\tnode-pipe`);
+      const pipe = rows.get(`${s}\t${versus}`);
       const paired = ratios.get(key);
       const ratio =
         paired !== undefined

@@ -145,7 +145,42 @@ class FrozenRequest implements Request {
   #cookies: Map<string, string> | undefined;
   #params: Map<string, string> | undefined;
 
-  constructor(init: RequestInit) {
+  /**
+   * From `init`; or, when `init` is undefined, from a connection's fields and one of its
+   * HTTP/1 heads (`createHeadRequest`). Both paths write the same fields in the same order, so
+   * every Request has one shape.
+   */
+  constructor(init: RequestInit | undefined, conn?: ConnectionFields, head?: HeadFields, forwarded?: string) {
+    if (init === undefined) {
+      const c = conn!;
+      const h = head!;
+      const clientIp = forwarded ?? c.clientIp;
+      this.protocol = 'http1';
+      this.host = h.host;
+      this.port = h.port;
+      this.path = h.path;
+      this.target = h.target;
+      this.query = h.query;
+      this.method = h.method;
+      this.sni = c.sni;
+      this.alpn = c.alpn ?? NONE;
+      this.clientIp = clientIp;
+      this.clientPort = forwarded === undefined ? c.clientPort : 0;
+      this.peerIp = c.peerIp;
+      this.sessionIp = c.sessionIp;
+      this.#localIp = undefined;
+      this.#localPort = undefined;
+      this.#local = c.local;
+      this.vip = c.vip;
+      this.vipPort = c.vipPort;
+      this.secure = c.secure ?? false;
+      this.trustedClient = forwarded !== undefined || c.trustedClient;
+      this.tls = c.tls;
+      this.listener = c.listener;
+      this.#headers = undefined;
+      this.#headersOf = h;
+      return;
+    }
     this.protocol = init.protocol;
     this.host = init.host ?? '';
     this.port = init.port;
@@ -227,4 +262,42 @@ class FrozenRequest implements Request {
 /** Builds the frozen Request view from a peeker's plain fields. */
 export function createRequest(init: RequestInit): Request {
   return Object.freeze(new FrozenRequest(init));
+}
+
+/** What every HTTP/1 head of one connection shares in its Request (to-request.ts http1Requests). */
+export interface ConnectionFields {
+  readonly clientIp: string;
+  readonly clientPort: number;
+  readonly peerIp: string;
+  readonly sessionIp: string;
+  readonly local: LocalEnd | undefined;
+  readonly vip: string | undefined;
+  readonly vipPort: number | undefined;
+  readonly trustedClient: boolean;
+  readonly listener: string;
+  readonly secure: boolean | undefined;
+  readonly sni: string | undefined;
+  readonly alpn: readonly string[] | undefined;
+  readonly tls: TlsInfo | undefined;
+}
+
+/** What one HTTP/1 head adds (an Http1Head is one); its field pairs are read only when asked. */
+export interface HeadFields {
+  readonly host: string;
+  readonly port: number | undefined;
+  readonly path: string | undefined;
+  readonly target: string;
+  readonly query: string;
+  readonly method: string;
+  readonly headers: readonly (readonly [string, string])[];
+}
+
+/**
+ * The Request of an HTTP/1 head on a connection with the fields `conn`: what `createRequest`
+ * makes of `{ ...conn, protocol: 'http1', <head's fields>, headersOf: head }` (with `forwarded`,
+ * a client named by a trusted forwarded header: that IP, port 0, trusted), without that init
+ * object per head (issue 18: per-request routing builds one Request per head).
+ */
+export function createHeadRequest(conn: ConnectionFields, head: HeadFields, forwarded: string | undefined): Request {
+  return Object.freeze(new FrozenRequest(undefined, conn, head, forwarded));
 }

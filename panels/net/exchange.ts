@@ -4,6 +4,9 @@
  * request head and calls `finish` once; the record is written as a per-request access line
  * (when the config asks for them) and published on `channels.requestEnd` for observers.
  */
+// Imported rather than the global: `globalThis.performance` is a lazy accessor, so every read of
+// it goes through a generic global load (issue 18: two per request).
+import { performance } from 'node:perf_hooks';
 import { channels } from '../../src/diagnostics.ts';
 import type { AccessLog, AccessRecord } from '../../src/log.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
@@ -44,12 +47,7 @@ export class Exchange {
     this.mayTunnel = head !== undefined && (head.upgrade || head.method === 'CONNECT');
     this.upgradeTo = head?.upgradeTo ?? [];
     this.clientClose = head?.connectionClose ?? true;
-    this.record = { listener, client, protocol: 'http1', bytesIn: 0, bytesOut: 0, durationMs: 0, result: 'ok' };
-    if (request !== undefined) {
-      this.record.host = request.host;
-      if (request.path !== undefined) this.record.path = request.path;
-    }
-    if (head !== undefined) this.record.method = head.method;
+    this.record = new ExchangeRecord(listener, client, request?.host, request?.path, head?.method);
   }
 
   /** True once both the request and its response have been forwarded. */
@@ -72,5 +70,39 @@ export class Exchange {
       if (access.off !== true) access({ ...r, line: 'request' });
     }
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
+  }
+}
+
+/**
+ * An exchange's access record: plain data, keys in the order they are set (the access line's
+ * order) — listener … result, then host, path and method when known, then what routing and the
+ * response add (product, cluster, attempts, backend, status, reason). Made by a constructor
+ * rather than as a literal: V8 then keeps room inside the object for the keys added later
+ * (in-object slack tracking), where a literal's object has none and moves them to a property
+ * array that is reallocated as it grows (issue 18: per request).
+ */
+class ExchangeRecord implements AccessRecord {
+  declare listener: string;
+  declare client: string;
+  declare protocol: string;
+  declare bytesIn: number;
+  declare bytesOut: number;
+  declare durationMs: number;
+  declare result: string;
+  declare host?: string;
+  declare path?: string;
+  declare method?: string;
+
+  constructor(listener: string, client: string, host?: string, path?: string, method?: string) {
+    this.listener = listener;
+    this.client = client;
+    this.protocol = 'http1';
+    this.bytesIn = 0;
+    this.bytesOut = 0;
+    this.durationMs = 0;
+    this.result = 'ok';
+    if (host !== undefined) this.host = host;
+    if (path !== undefined) this.path = path;
+    if (method !== undefined) this.method = method;
   }
 }

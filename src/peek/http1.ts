@@ -170,19 +170,24 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   }
   let method = spaces === 2 && sp2 > sp1 + 1 ? methodOf(buf, start, sp1) : undefined;
   let versionMinor = method === undefined ? -1 : versionOf(buf, sp2 + 1, lineEnd);
+  // The field lines: checked on their bytes; the values of the six fields read below become strings.
+  const at = lineEnd + 2;
+  const hasFields = at < end - 2;
   let target: string;
+  let fields: string;
   if (method === undefined || versionMinor === -1) {
     const line = parseRequestLine(buf.toString('latin1', start, lineEnd)); // throws the reason
     method = line.method;
     versionMinor = line.versionMinor;
     target = line.target;
+    fields = hasFields ? buf.toString('latin1', at, end - 4) : '';
   } else {
-    target = buf.toString('latin1', sp1 + 1, sp2);
+    // The target and the field lines from one Buffer#toString (a call into C++ each, issue 18).
+    const text = buf.toString('latin1', sp1 + 1, hasFields ? end - 4 : sp2);
+    target = hasFields ? text.slice(0, sp2 - sp1 - 1) : text;
+    fields = hasFields ? text.slice(at - sp1 - 1) : '';
   }
   const v: 0 | 1 = versionMinor;
-  // The field lines: checked on their bytes; the values of the six fields read below become strings.
-  const at = lineEnd + 2;
-  const fields = at < end - 2 ? buf.toString('latin1', at, end - 4) : '';
   let count = 0;
   let hosts = 0;
   let hostFrom = 0;

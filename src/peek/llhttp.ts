@@ -215,10 +215,14 @@ function inWasm(e: Exports, p: number, slim: number, slots: readonly number[], f
 let counters = 0;
 let seen: Int32Array | undefined;
 
+/**
+ * The view of the counters. A grown WASM memory detaches its old ArrayBuffer, and a view of a
+ * detached buffer has length 0: that is checked instead of comparing `memory.buffer`, whose
+ * getters (the view's and the Memory's) are each a call into C++ (issue 18: four per head).
+ */
 function seenView(e: Exports): Int32Array {
-  const buffer = e.memory.buffer;
-  if (seen === undefined || seen.buffer !== buffer || seen.byteOffset !== counters) {
-    seen = new Int32Array(buffer, counters, 4);
+  if (seen === undefined || seen.length === 0 || seen.byteOffset !== counters) {
+    seen = new Int32Array(e.memory.buffer, counters, 4);
   }
   return seen;
 }
@@ -335,7 +339,8 @@ function reasonOf(e: Exports, p: number): string {
 
 /**
  * Runs llhttp once over a complete head (start line through the final CRLFCRLF): bytes
- * [start, end) of `buf` (the whole of it by default), copied without a view of their own.
+ * [start, end) of `buf` (the whole of it by default), copied without a view of their own. An
+ * accepted head's result is one shared object, valid until the next call.
  */
 export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.length): LlhttpResult {
   wasm ??= instantiate();
@@ -347,9 +352,8 @@ export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.len
     inputSize = Math.max(length, 8192);
     input = e.malloc(inputSize);
   }
-  // After malloc: memory.buffer may have grown (a new ArrayBuffer, the old view detached).
-  const buffer = e.memory.buffer;
-  if (memory === undefined || memory.buffer !== buffer) memory = new Uint8Array(buffer);
+  // After malloc: memory.buffer may have grown (a new ArrayBuffer, the old view detached: length 0).
+  if (memory === undefined || memory.length === 0) memory = new Uint8Array(e.memory.buffer);
   // TypedArray#set, not Buffer#copy: node's native copy into a view of WASM memory is the
   // suspect of an intermittent SIGSEGV under load (seen twice in CI runs); set() stays in V8.
   memory.set(start === 0 && end === buf.length ? buf : buf.subarray(start, end), input);
@@ -361,12 +365,21 @@ export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.len
     return { ok: false, reason: (rc === OK ? 'incomplete head' : reasonOf(e, p)).toLowerCase() };
   }
   const major = e.llhttp_get_http_major(p);
-  return {
-    ok: true,
-    urlAt: urlAt < 0 ? urlAt : urlAt - input,
-    urlLength: urlAt < 0 ? 0 : urlEnd - urlAt,
-    versionMinor: major === 1 ? e.llhttp_get_http_minor(p) : -1,
-    fields,
-    status: kind === 'RESPONSE' ? e.llhttp_get_status_code(p) : 0,
-  };
+  const r = accepted;
+  r.urlAt = urlAt < 0 ? urlAt : urlAt - input;
+  r.urlLength = urlAt < 0 ? 0 : urlEnd - urlAt;
+  r.versionMinor = major === 1 ? e.llhttp_get_http_minor(p) : -1;
+  r.fields = fields;
+  r.status = kind === 'RESPONSE' ? e.llhttp_get_status_code(p) : 0;
+  return r;
 }
+
+/** The one result of an accepted head, filled by every call (nothing allocated per head). */
+const accepted: { ok: true; urlAt: number; urlLength: number; versionMinor: number; fields: number; status: number } = {
+  ok: true,
+  urlAt: -1,
+  urlLength: 0,
+  versionMinor: -1,
+  fields: 0,
+  status: 0,
+};

@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import { type ClientAddressing, forwardedClientIp } from '../client-ip.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
-import { createRequest } from '../request.ts';
+import { type ConnectionFields, createHeadRequest, createRequest } from '../request.ts';
 import { type TlsFacts, tlsFactsOf } from '../tls/facts.ts';
 import type { Request } from '../types.ts';
 import type { Http1Head } from './http1.ts';
@@ -74,7 +74,8 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
   const source = proxy?.command === 'proxy' ? proxy.source : undefined;
   const destination = proxy?.command === 'proxy' ? proxy.destination : undefined;
   const sessionIp = source?.ip ?? peerIp;
-  const base = {
+  const tls = tlsFields(info);
+  const base: ConnectionFields = {
     clientIp: sessionIp,
     clientPort: source?.port ?? socket.remotePort ?? 0,
     peerIp,
@@ -84,37 +85,17 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
     vipPort: destination?.port,
     trustedClient: source !== undefined,
     listener: info.listener,
-    ...tlsFields(info),
+    secure: tls.secure,
+    sni: tls.sni,
+    alpn: tls.alpn,
+    tls: tls.tls,
   };
   const addressing = info.addressing;
-  // The init of every head is written out field by field (no spread of `base` per head: one
-  // object, one shape); createRequest copies it into the frozen Request.
+  // A head's Request is made from `base` and the head itself: no init object per head.
   return (h) => {
     const forwarded =
       addressing?.header === undefined ? undefined : forwardedClientIp(addressing, sessionIp, valuesOf(h));
-    return createRequest({
-      clientIp: forwarded ?? base.clientIp,
-      clientPort: forwarded === undefined ? base.clientPort : 0,
-      peerIp: base.peerIp,
-      sessionIp: base.sessionIp,
-      local: base.local,
-      vip: base.vip,
-      vipPort: base.vipPort,
-      trustedClient: forwarded !== undefined || base.trustedClient,
-      listener: base.listener,
-      secure: base.secure,
-      sni: base.sni,
-      alpn: base.alpn,
-      tls: base.tls,
-      protocol: 'http1',
-      host: h.host,
-      port: h.port,
-      path: h.path,
-      target: h.target,
-      query: h.query,
-      method: h.method,
-      headersOf: h,
-    });
+    return createHeadRequest(base, h, forwarded);
   };
 }
 

@@ -145,6 +145,24 @@ describe('per-request routing: one keep-alive connection, two backends', () => {
       expect(r).toMatchObject({ result: 'ok', status: 200, protocol: 'http1', method: 'GET' });
       expect(r.bytesIn).toBeGreaterThan(0);
       expect(r.bytesOut).toBeGreaterThan(0);
+      // The access line's field order (the record's key order) is part of the log format.
+      expect(Object.keys(r)).toEqual([
+        'listener',
+        'client',
+        'protocol',
+        'bytesIn',
+        'bytesOut',
+        'durationMs',
+        'result',
+        'host',
+        'path',
+        'method',
+        'product',
+        'cluster',
+        ...('attempts' in r ? ['attempts'] : []), // the request that opened a new upstream connection
+        'backend',
+        'status',
+      ]);
     }
   });
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createRequest, decodeQueryComponent, type RequestInit } from '../../src/request.ts';
+import {
+  type ConnectionFields,
+  createHeadRequest,
+  createRequest,
+  decodeQueryComponent,
+  type RequestInit,
+} from '../../src/request.ts';
+import type { Request } from '../../src/types.ts';
 
 const base: RequestInit = {
   protocol: 'http1',
@@ -89,6 +96,65 @@ describe('createRequest', () => {
     expect(r.cookie('a')).toBeUndefined();
     expect(r.queryParam('a')).toBeUndefined();
     expect(r.alpn).toEqual(['h2', 'http/1.1']);
+  });
+});
+
+describe('createHeadRequest', () => {
+  const conn: ConnectionFields = {
+    clientIp: '192.0.2.1',
+    clientPort: 5555,
+    peerIp: '10.0.0.1',
+    sessionIp: '192.0.2.1',
+    local: { localAddress: '127.0.0.1', localPort: 80 },
+    vip: '198.51.100.1',
+    vipPort: 443,
+    trustedClient: true,
+    listener: 'web',
+    secure: true,
+    sni: 'www.example.test',
+    alpn: ['http/1.1'],
+    tls: undefined,
+  };
+  const head = {
+    host: 'www.example.test',
+    port: 8080,
+    path: '/a',
+    target: '/a?x=1',
+    query: 'x=1',
+    method: 'GET',
+    headers: [
+      ['Host', 'www.example.test:8080'],
+      ['Cookie', 'a=1'],
+    ] as const,
+  };
+  /** Everything a reader sees of a Request, getters and lookups included. */
+  const view = (r: Request) => ({
+    ...r,
+    localIp: r.localIp,
+    localPort: r.localPort,
+    host: r.header('host'),
+    cookie: r.cookie('a'),
+    x: r.queryParam('x'),
+  });
+
+  it('is the Request createRequest makes of the connection fields and the head, one shape', () => {
+    for (const forwarded of [undefined, '203.0.113.9']) {
+      const r = createHeadRequest(conn, head, forwarded);
+      const want = createRequest({
+        ...conn,
+        clientIp: forwarded ?? conn.clientIp,
+        clientPort: forwarded === undefined ? conn.clientPort : 0,
+        trustedClient: forwarded !== undefined || conn.trustedClient,
+        protocol: 'http1',
+        ...head,
+        headers: undefined,
+        headersOf: head,
+      });
+      expect(Object.isFrozen(r)).toBe(true);
+      expect(Object.keys(r)).toEqual(Object.keys(want));
+      expect(view(r)).toEqual(view(want));
+    }
+    expect(createHeadRequest(conn, head, '203.0.113.9')).toMatchObject({ clientIp: '203.0.113.9', clientPort: 0 });
   });
 });
 
