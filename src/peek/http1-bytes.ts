@@ -135,17 +135,32 @@ export function checkField(buf: Uint8Array, from: number, to: number, out: Field
   }
   if (i === to || i === from) return false;
   out.colon = i;
-  let a = i + 1;
+  return fieldValue(buf, i + 1, to, out) === -1;
+}
+
+/** Bytes a field value may not carry (RFC 9110 §5.5): CTLs other than HT, and DEL. */
+const VALUE_REFUSED = new Uint8Array(256);
+for (let c = 0; c < 256; c++) if ((c < SP && c !== HT) || c === 0x7f) VALUE_REFUSED[c] = 1;
+
+/**
+ * The value of a field line, bytes [from, to) after its colon: the span without optional
+ * whitespace on either side into `out`, and the index of its first CTL or DEL, or -1. The
+ * request (`checkField`) and response (http1-response.ts) field checks share it.
+ */
+export function fieldValue(
+  buf: Uint8Array,
+  from: number,
+  to: number,
+  out: { valueFrom: number; valueTo: number },
+): number {
+  let a = from;
   let b = to;
   while (a < b && (buf[a] === SP || buf[a] === HT)) a++;
   while (b > a && (buf[b - 1] === SP || buf[b - 1] === HT)) b--;
-  for (let j = a; j < b; j++) {
-    const c = buf[j]!;
-    if ((c < SP && c !== HT) || c === 0x7f) return false;
-  }
   out.valueFrom = a;
   out.valueTo = b;
-  return true;
+  for (let j = a; j < b; j++) if (VALUE_REFUSED[buf[j]!] === 1) return j;
+  return -1;
 }
 
 /** The framing and routing fields parseHead reads, by name (case-insensitive). */

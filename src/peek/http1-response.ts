@@ -22,6 +22,7 @@
  */
 
 import { peerError } from '../errors.ts';
+import { fieldValue } from './http1-bytes.ts';
 import {
   type BodyFraming,
   CHUNKED,
@@ -247,8 +248,8 @@ function isDigit(c: number): boolean {
 /** Field-name bytes (tokens), and the value bytes refused (CTL but HT, and DEL), by byte. */
 const NAME_BYTE = new Uint8Array(256);
 NAME_BYTE.set(TCHAR);
-const VALUE_REFUSED = new Uint8Array(256);
-for (let c = 0; c < 256; c++) if ((c < SP && c !== HT) || c === 0x7f) VALUE_REFUSED[c] = 1;
+/** The value span `fieldValue` fills for `fieldLine` (one object, nothing allocated per field). */
+const VALUE = { valueFrom: 0, valueTo: 0 };
 
 /**
  * Checks field line number `n`, bytes [from, to), by the rules of `parseFieldLine` (same order,
@@ -276,14 +277,10 @@ function fieldLine(buf: Buffer, from: number, to: number, n: number): void {
     if (c === SP || c === HT) throw bad(`whitespace before colon in header ${n} at byte ${badAt}`);
     throw bad(`invalid byte 0x${hex(c)} in name of header ${n} at byte ${badAt}`);
   }
-  let v = colon + 1;
-  let e = to;
-  while (v < e && (buf[v] === SP || buf[v] === HT)) v++;
-  while (e > v && (buf[e - 1] === SP || buf[e - 1] === HT)) e--;
-  for (let i = v; i < e; i++) {
-    const c = buf[i]!;
-    if (VALUE_REFUSED[c] === 1) throw bad(`control byte 0x${hex(c)} in value of header ${n} at byte ${i}`);
-  }
+  const refused = fieldValue(buf, colon + 1, to, VALUE);
+  if (refused !== -1) throw bad(`control byte 0x${hex(buf[refused]!)} in value of header ${n} at byte ${refused}`);
+  const v = VALUE.valueFrom;
+  const e = VALUE.valueTo;
   const length = colon - from;
   if (nameIs(buf, from, length, CONTENT_LENGTH)) keep(CL, buf, v, e);
   else if (nameIs(buf, from, length, CONNECTION)) keep(CONN, buf, v, e);
