@@ -78,7 +78,7 @@ function model(v: string): 'bfe' | 'classic' {
 export function addDbCommands(program: Command): void {
   const db = program.command('db').description('manage a SQLite routes database (the sqlite address book)');
   db.command('init')
-    .description('create the tables (idempotent)')
+    .description('create the tables, or migrate an existing file to the current schema (idempotent)')
     .requiredOption('--db <file>', 'database file')
     .action((o: { db: string }) => report('init', () => dbInit(o.db)));
   db.command('import')

@@ -8,7 +8,8 @@
  *    the cached routes serve, logged as stale with their age, until a poll reads the file.
  * 2. An unref'd timer polls `PRAGMA data_version` every `pollInterval`; the number changes only
  *    when another connection commits, so an idle database costs one tiny query per tick.
- * 3. On a change: read (one read transaction) → compile (both in time slices,
+ * 3. On a change: read (one read transaction; the BFE model reads only the products and
+ *    clusters the change log names since the last read, `changes.ts`) → compile (both in time slices,
  *    `../lib/sliced.ts`; the classic model compiles at once; one poll at a time) → swap one reference → `snapshotChanged` → save the rows read to the last-good
  *    cache. A bad row is logged with its table and key
  *    (`backends(cluster=web, subcluster=dc1, address=x).weight: …`) and the previous snapshot
@@ -28,7 +29,7 @@ import type { Snapshot } from '../bfe/snapshot.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
-import { readBfeSteps, readServerSteps, readStepsInTransaction } from './read.ts';
+import { type ReadBase, readBfeChangedSteps, readBfeSteps, readServerSteps, readStepsInTransaction } from './read.ts';
 import { Labels } from './relabel.ts';
 import { compileBfeRead, compileBfeReadSliced, compileClassicRead, type StoreRead } from './view.ts';
 
@@ -46,13 +47,8 @@ const optionsSchema = z.strictObject({
 export type SqliteBookOptions = z.output<typeof optionsSchema>;
 
 /** The model's tables as steps (`../lib/sliced.ts`); `labelled`: with the path → row map. */
-function readSteps(
-  db: DatabaseSync,
-  model: 'bfe' | 'classic',
-  labelled: boolean,
-  previous?: unknown,
-): Steps<StoreRead> {
-  return model === 'bfe' ? readBfeSteps(db, labelled, previous) : readServerSteps(db, labelled);
+function readSteps(db: DatabaseSync, model: 'bfe' | 'classic', labelled: boolean): Steps<StoreRead> {
+  return model === 'bfe' ? readBfeSteps(db, labelled) : readServerSteps(db, labelled);
 }
 
 /** One read transaction over the model's tables, with row labels, as steps. */
@@ -85,6 +81,11 @@ export class SqliteAddressBook extends SnapshotBook {
   #dataVersion = -1;
   /** The last read's input: its objects are kept for unchanged rows by the next read (`reuse-rows.ts`). */
   #lastInput: unknown;
+  /**
+   * The last read when it had no row problems and the file has a change log: the next read
+   * reads only the products and clusters written since (`changes.ts`).
+   */
+  #base: ReadBase | undefined;
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<boolean> | undefined;
   #closed = false;
@@ -187,8 +188,7 @@ export class SqliteAddressBook extends SnapshotBook {
     try {
       db.exec('BEGIN');
       try {
-        read = await runSliced(readSteps(db, model, false, this.#lastInput));
-        this.#lastInput = read.input;
+        read = await runSliced(this.#reloadSteps(db));
         view = await compileRead(read, model, this.#source, this.liveSnapshot).catch(async (e: unknown) => {
           if (!isSwitchboardError(e) || e.code !== 'SWB_ERR_CONFIG') throw e;
           read = await runSliced(readSteps(db, model, true));
@@ -204,6 +204,20 @@ export class SqliteAddressBook extends SnapshotBook {
     }
     if (this.#closed && this.loaded) return;
     this.swapLive(view, read.input);
+  }
+
+  /**
+   * The read of a reload, without labels: the BFE model reads what the change log names since
+   * the last read (or everything, `readBfeChangedSteps`), keeping the last read's objects for
+   * unchanged rows; the classic model reads every row.
+   */
+  *#reloadSteps(db: DatabaseSync): Steps<StoreRead> {
+    if (this.#options.model === 'classic') return yield* readServerSteps(db, false);
+    const read = yield* readBfeChangedSteps(db, this.#base, this.#lastInput);
+    this.#lastInput = read.input;
+    const clean = read.position !== undefined && read.problems.length === 0;
+    this.#base = clean ? { input: read.input, position: read.position! } : undefined;
+    return read;
   }
 
   /** Opens the file read-only once; SWB_ERR_ADDRESS_BOOK when it cannot be opened. */

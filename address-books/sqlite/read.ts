@@ -10,6 +10,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
+import { type Changed, changedSince, type LogPosition, logPosition } from './changes.ts';
 import { Labels } from './relabel.ts';
 import {
   BACKEND_KEYS,
@@ -72,13 +73,31 @@ export function* readStepsInTransaction<T>(db: DatabaseSync, read: Steps<T>): St
   }
 }
 
+/**
+ * `SELECT columns FROM table ORDER BY order`, or, with `names` (a JSON array: a read of some
+ * products' or clusters' rows only, `readBfeChangedSteps`), only the rows whose `column` is one
+ * of them, in `order` within each (`byName`: `column` first, so the index on it serves).
+ */
+function select(
+  columns: string,
+  table: string,
+  order: string,
+  names?: string,
+  column = 'name',
+  byName = order,
+): string {
+  if (names === undefined) return `SELECT ${columns} FROM ${table} ORDER BY ${order}`;
+  return `SELECT ${columns} FROM ${table} WHERE ${column} IN (SELECT value FROM json_each(?)) ORDER BY ${byName}`;
+}
+
 /** Rows per step. */
 const ROW_BATCH = 256;
 
 /** Every row of `sql`, each handed to `use`, with a `yield` every ROW_BATCH rows. */
-function* each(db: DatabaseSync, sql: string, use: (r: Row) => void): Steps<void> {
+function* each(db: DatabaseSync, sql: string, use: (r: Row) => void, names?: string): Steps<void> {
   let n = 0;
-  for (const r of db.prepare(sql).iterate()) {
+  const stmt = db.prepare(sql);
+  for (const r of names === undefined ? stmt.iterate() : stmt.iterate(names)) {
     use(r as Row);
     if (++n % ROW_BATCH === 0) yield;
   }
@@ -88,11 +107,11 @@ function* each(db: DatabaseSync, sql: string, use: (r: Row) => void): Steps<void
  * `each` with every row as an array of the columns `sql` names, in order: node:sqlite builds an
  * array several times faster than an object per row, which counts on the 10,000-row tables.
  */
-function* eachArray(db: DatabaseSync, sql: string, use: (r: unknown[]) => void): Steps<void> {
+function* eachArray(db: DatabaseSync, sql: string, use: (r: unknown[]) => void, names?: string): Steps<void> {
   const stmt = db.prepare(sql);
   stmt.setReturnArrays(true);
   let n = 0;
-  for (const r of stmt.iterate()) {
+  for (const r of names === undefined ? stmt.iterate() : stmt.iterate(names)) {
     use(r as unknown as unknown[]);
     if (++n % ROW_BATCH === 0) yield;
   }
@@ -116,118 +135,164 @@ const POLICY_COLUMNS = [
   ['proxy_protocol', 'proxyProtocol'],
 ] as const;
 
+/** The clusters (`names`: only these, a JSON array), built against `previous` (`reuse-rows.ts`). */
 function* readClusters(
   db: DatabaseSync,
   labels: Labels | undefined,
   problems: string[],
   previous: unknown,
+  names?: string,
 ): Steps<Json> {
   const builds = new Map<string, ClusterBuild>();
   const buildFor = clusterBuilds(previous);
-  yield* each(db, 'SELECT * FROM clusters ORDER BY name', (r) => {
-    const name = String(r.name);
-    const label = () => rowLabel('clusters', { name });
-    labels?.set(`clusters.${name}`, label());
-    const c: Json = { subclusters: {} };
-    for (const [col, key] of POLICY_COLUMNS) if (r[col] !== null) c[key] = r[col];
-    if (r.hash_strategy !== null || r.hash_key !== null) {
-      c.hash = { ...(r.hash_strategy === null ? {} : { strategy: r.hash_strategy }), key: r.hash_key ?? '' };
-    }
-    const health = jsonColumn(r.health_check, label, 'health_check', problems);
-    if (health !== undefined) c.healthCheck = health;
-    builds.set(name, buildFor(name, c));
-  });
-  yield* eachArray(db, 'SELECT cluster, name, weight FROM subclusters ORDER BY cluster, name', (r) => {
-    const key = { cluster: String(r[0]), name: String(r[1]) };
-    const c = builds.get(key.cluster);
-    if (c === undefined) {
-      problems.push(`${rowLabel('subclusters', key)}: cluster ${key.cluster} does not exist`);
-      return;
-    }
-    c.sub(key.name, r[2]);
-    labels?.set(`clusters.${key.cluster}.subclusters.${key.name}`, rowLabel('subclusters', key));
-  });
-  const backends =
-    'SELECT cluster, subcluster, address, weight, name FROM backends ORDER BY cluster, subcluster, rowid';
-  yield* eachArray(db, backends, (r) => {
-    const key = { cluster: String(r[0]), subcluster: String(r[1]), address: String(r[2]) };
-    const sub = builds.get(key.cluster)?.subNamed(key.subcluster);
-    if (sub === undefined) {
-      problems.push(`${rowLabel('backends', key)}: sub-cluster ${key.cluster}/${key.subcluster} does not exist`);
-      return;
-    }
-    const i =
-      r[4] === null
-        ? sub.backends.push({ address: key.address, weight: r[3] }, BACKEND_KEYS)
-        : sub.backends.push({ address: key.address, weight: r[3], name: r[4] }, NAMED_BACKEND_KEYS);
-    labels?.set(`clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${i}]`, rowLabel('backends', key));
-  });
+  yield* each(
+    db,
+    select('*', 'clusters', 'name', names),
+    (r) => {
+      const name = String(r.name);
+      const label = () => rowLabel('clusters', { name });
+      labels?.set(`clusters.${name}`, label());
+      const c: Json = { subclusters: {} };
+      for (const [col, key] of POLICY_COLUMNS) if (r[col] !== null) c[key] = r[col];
+      if (r.hash_strategy !== null || r.hash_key !== null) {
+        c.hash = { ...(r.hash_strategy === null ? {} : { strategy: r.hash_strategy }), key: r.hash_key ?? '' };
+      }
+      const health = jsonColumn(r.health_check, label, 'health_check', problems);
+      if (health !== undefined) c.healthCheck = health;
+      builds.set(name, buildFor(name, c));
+    },
+    names,
+  );
+  const subclusters = select('cluster, name, weight', 'subclusters', 'cluster, name', names, 'cluster');
+  yield* eachArray(
+    db,
+    subclusters,
+    (r) => {
+      const key = { cluster: String(r[0]), name: String(r[1]) };
+      const c = builds.get(key.cluster);
+      if (c === undefined) {
+        problems.push(`${rowLabel('subclusters', key)}: cluster ${key.cluster} does not exist`);
+        return;
+      }
+      c.sub(key.name, r[2]);
+      labels?.set(`clusters.${key.cluster}.subclusters.${key.name}`, rowLabel('subclusters', key));
+    },
+    names,
+  );
+  const order = 'cluster, subcluster, rowid';
+  const backends = select('cluster, subcluster, address, weight, name', 'backends', order, names, 'cluster');
+  yield* eachArray(
+    db,
+    backends,
+    (r) => {
+      const key = { cluster: String(r[0]), subcluster: String(r[1]), address: String(r[2]) };
+      const sub = builds.get(key.cluster)?.subNamed(key.subcluster);
+      if (sub === undefined) {
+        problems.push(`${rowLabel('backends', key)}: sub-cluster ${key.cluster}/${key.subcluster} does not exist`);
+        return;
+      }
+      const i =
+        r[4] === null
+          ? sub.backends.push({ address: key.address, weight: r[3] }, BACKEND_KEYS)
+          : sub.backends.push({ address: key.address, weight: r[3], name: r[4] }, NAMED_BACKEND_KEYS);
+      labels?.set(`clusters.${key.cluster}.subclusters.${key.subcluster}.backends[${i}]`, rowLabel('backends', key));
+    },
+    names,
+  );
   const clusters: Json = {};
   for (const [name, build] of builds) clusters[name] = build.result();
   return clusters;
 }
 
+/** The products (`names`: only these, a JSON array), built against `previous` (`reuse-rows.ts`). */
 function* readProducts(
   db: DatabaseSync,
   labels: Labels | undefined,
   problems: string[],
   previous: unknown,
+  names?: string,
 ): Steps<Json> {
   const builds = new Map<string, ProductBuild>();
   const buildFor = productBuilds(previous);
-  yield* eachArray(db, 'SELECT name FROM products ORDER BY name', (r) => {
-    const name = String(r[0]);
-    builds.set(name, buildFor(name));
-    labels?.set(`products.${name}`, rowLabel('products', { name }));
-  });
+  yield* eachArray(
+    db,
+    select('name', 'products', 'name', names),
+    (r) => {
+      const name = String(r[0]);
+      builds.set(name, buildFor(name));
+      labels?.set(`products.${name}`, rowLabel('products', { name }));
+    },
+    names,
+  );
   const productFor = (label: LazyLabel, name: unknown): ProductBuild | undefined => {
     const p = builds.get(String(name));
     if (p === undefined) problems.push(`${label()}: product ${String(name)} does not exist`);
     return p;
   };
-  yield* eachArray(db, 'SELECT host, product, tag FROM hosts ORDER BY host', (r) => {
-    const [host, product, tag] = r;
-    const label = () => rowLabel('hosts', { host });
-    const p = productFor(label, product);
-    if (p === undefined) return;
-    if (tag === null || tag === '') {
-      const i = p.host(host);
-      labels?.set(`products.${String(product)}.hosts[${i}]`, label());
-      return;
-    }
-    const i = p.taggedHost(String(tag), host);
-    labels?.set(`products.${String(product)}.hostTags.${String(tag)}[${i}]`, label());
-  });
-  yield* each(db, 'SELECT * FROM vips ORDER BY vip', (r) => {
-    const label = () => rowLabel('vips', { vip: r.vip });
-    const p = productFor(label, r.product);
-    if (p === undefined) return;
-    const i = p.vip(r.vip);
-    labels?.set(`products.${String(r.product)}.vips[${i}]`, label());
-  });
-  yield* each(db, 'SELECT * FROM basic_rules ORDER BY product, position', (r) => {
-    const label = () => rowLabel('basic_rules', { product: r.product, position: r.position });
-    const p = productFor(label, r.product);
-    if (p === undefined) return;
-    const hosts = jsonColumn(r.hosts, label, 'hosts', problems);
-    const paths = jsonColumn(r.paths, label, 'paths', problems);
-    const rule = {
-      ...(hosts === undefined ? {} : { hosts }),
-      ...(paths === undefined ? {} : { paths }),
-      cluster: r.cluster,
-    };
-    const i = p.basicRule(rule);
-    labels?.set(`products.${String(r.product)}.basicRules[${i}]`, label());
-  });
-  const advanced = 'SELECT product, position, cond, cluster FROM advanced_rules ORDER BY product, position';
-  yield* eachArray(db, advanced, (r) => {
-    const [product, position, cond, cluster] = r;
-    const label = () => rowLabel('advanced_rules', { product, position });
-    const p = productFor(label, product);
-    if (p === undefined) return;
-    const index = p.rule({ cond, cluster });
-    labels?.set(`products.${String(product)}.rules[${index}]`, label());
-  });
+  const hosts = select('host, product, tag', 'hosts', 'host', names, 'product', 'product, host');
+  yield* eachArray(
+    db,
+    hosts,
+    (r) => {
+      const [host, product, tag] = r;
+      const label = () => rowLabel('hosts', { host });
+      const p = productFor(label, product);
+      if (p === undefined) return;
+      if (tag === null || tag === '') {
+        const i = p.host(host);
+        labels?.set(`products.${String(product)}.hosts[${i}]`, label());
+        return;
+      }
+      const i = p.taggedHost(String(tag), host);
+      labels?.set(`products.${String(product)}.hostTags.${String(tag)}[${i}]`, label());
+    },
+    names,
+  );
+  yield* each(
+    db,
+    select('*', 'vips', 'vip', names, 'product', 'product, vip'),
+    (r) => {
+      const label = () => rowLabel('vips', { vip: r.vip });
+      const p = productFor(label, r.product);
+      if (p === undefined) return;
+      const i = p.vip(r.vip);
+      labels?.set(`products.${String(r.product)}.vips[${i}]`, label());
+    },
+    names,
+  );
+  yield* each(
+    db,
+    select('*', 'basic_rules', 'product, position', names, 'product'),
+    (r) => {
+      const label = () => rowLabel('basic_rules', { product: r.product, position: r.position });
+      const p = productFor(label, r.product);
+      if (p === undefined) return;
+      const hosts = jsonColumn(r.hosts, label, 'hosts', problems);
+      const paths = jsonColumn(r.paths, label, 'paths', problems);
+      const rule = {
+        ...(hosts === undefined ? {} : { hosts }),
+        ...(paths === undefined ? {} : { paths }),
+        cluster: r.cluster,
+      };
+      const i = p.basicRule(rule);
+      labels?.set(`products.${String(r.product)}.basicRules[${i}]`, label());
+    },
+    names,
+  );
+  const advanced = select('product, position, cond, cluster', 'advanced_rules', 'product, position', names, 'product');
+  yield* eachArray(
+    db,
+    advanced,
+    (r) => {
+      const [product, position, cond, cluster] = r;
+      const label = () => rowLabel('advanced_rules', { product, position });
+      const p = productFor(label, product);
+      if (p === undefined) return;
+      const index = p.rule({ cond, cluster });
+      labels?.set(`products.${String(product)}.rules[${index}]`, label());
+    },
+    names,
+  );
   const products: Json = {};
   for (const [name, build] of builds) products[name] = build.result();
   return products;
@@ -250,10 +315,22 @@ export function* readBfeSteps(db: DatabaseSync, labelled = true, previous?: unkn
   const labels = labelled ? all : undefined;
   const problems: string[] = [];
   const input: Json = {};
+  yield* readHead(db, input, labels);
+  input.products = yield* readProducts(db, labels, problems, previous);
+  input.clusters = yield* readClusters(db, labels, problems, previous);
+  return { input, labels: all, labelled, problems };
+}
+
+/** `defaultProduct` (meta) and `conditions` into `input`, in that key order; `conditions`: false keeps `base`'s. */
+function* readHead(db: DatabaseSync, input: Json, labels: Labels | undefined, base?: Json): Steps<void> {
   const meta = db.prepare("SELECT value FROM meta WHERE key = 'defaultProduct'").get() as Row | undefined;
   if (meta !== undefined) {
     input.defaultProduct = meta.value;
     labels?.set('defaultProduct', rowLabel('meta', { key: 'defaultProduct' }));
+  }
+  if (base !== undefined) {
+    if (base.conditions !== undefined) input.conditions = base.conditions;
+    return;
   }
   const named: Json = {};
   let conditions = 0;
@@ -263,9 +340,114 @@ export function* readBfeSteps(db: DatabaseSync, labelled = true, previous?: unkn
     conditions++;
   });
   if (conditions > 0) input.conditions = named;
-  input.products = yield* readProducts(db, labels, problems, previous);
-  input.clusters = yield* readClusters(db, labels, problems, previous);
-  return { input, labels: all, labelled, problems };
+}
+
+/** A read the next `readBfeChangedSteps` can start from: its input and where it stood in the change log. */
+export interface ReadBase {
+  readonly input: unknown;
+  readonly position: LogPosition;
+}
+
+/** What `readBfeChangedSteps` read. */
+export interface ChangedRead extends RowsRead {
+  /** Where the read stands in the change log; undefined when the file has no (complete) log. */
+  readonly position: LogPosition | undefined;
+  /** True when only the products and clusters named in the log were read. */
+  readonly partial: boolean;
+}
+
+/**
+ * A reload's read (`changes.ts`): with `base`, the previous read without problems, only the
+ * products and clusters the change log names since it are read (and `meta`, and `conditions`
+ * when written), the rest is `base`'s objects; every table otherwise (`readBfeSteps` without
+ * labels, `previous` as there). The input is equal either way (keys in order); a partial read
+ * that meets a row problem reads every table instead, so problems come as a whole read gives
+ * them.
+ */
+export function* readBfeChangedSteps(
+  db: DatabaseSync,
+  base: ReadBase | undefined,
+  previous?: unknown,
+): Steps<ChangedRead> {
+  const position = logPosition(db);
+  if (position !== undefined && base !== undefined) {
+    const changed = changedSince(db, base.position, position);
+    if (changed !== undefined) {
+      const read = yield* readChanged(db, base.input, changed);
+      if (read !== undefined) return { ...read, position, partial: true };
+    }
+  }
+  return { ...(yield* readBfeSteps(db, false, previous)), position, partial: false };
+}
+
+/** `base` with the `changed` products and clusters read again; undefined when only a whole read can tell. */
+function* readChanged(db: DatabaseSync, base: unknown, changed: Changed): Steps<RowsRead | undefined> {
+  if (!isObject(base)) return undefined;
+  const problems: string[] = [];
+  const input: Json = {};
+  yield* readHead(db, input, undefined, changed.conditions ? undefined : base);
+  const products = yield* readNamed(db, base.products, changed.products, 'products', (names) =>
+    readProducts(db, undefined, problems, base, names),
+  );
+  if (products === undefined || problems.length > 0) return undefined;
+  input.products = products;
+  const clusters = yield* readNamed(db, base.clusters, changed.clusters, 'clusters', (names) =>
+    readClusters(db, undefined, problems, base, names),
+  );
+  if (clusters === undefined || problems.length > 0) return undefined;
+  input.clusters = clusters;
+  return { input, labels: new Labels(), labelled: false, problems };
+}
+
+/**
+ * `old` (a read's `products` or `clusters`) with the members `names` read again by `read`: the
+ * same object when each came out identical, the same keys in the same order when none came or
+ * went, and otherwise every name of `table` in the table's order (as a whole read orders them).
+ */
+function* readNamed(
+  db: DatabaseSync,
+  old: unknown,
+  names: readonly string[],
+  table: 'products' | 'clusters',
+  read: (names: string) => Steps<Json>,
+): Steps<Json | undefined> {
+  if (!isObject(old) || names.includes('__proto__')) return undefined;
+  if (names.length === 0) return old;
+  const fresh = yield* read(JSON.stringify(names));
+  let sameKeys = true;
+  let same = true;
+  for (const name of names) {
+    const had = Object.hasOwn(old, name);
+    if (had !== Object.hasOwn(fresh, name)) sameKeys = false;
+    else if (had && fresh[name] !== old[name]) same = false;
+  }
+  if (sameKeys && same) return old;
+  const out: Json = {};
+  if (sameKeys) {
+    for (const name of Object.keys(old)) out[name] = Object.hasOwn(fresh, name) ? fresh[name] : old[name];
+    return out;
+  }
+  const changed = new Set(names);
+  const found = (name: string): boolean => {
+    if (changed.has(name)) {
+      if (!Object.hasOwn(fresh, name)) return false;
+      out[name] = fresh[name];
+    } else {
+      // Not written since `old` was read, so it was there (the log is complete).
+      if (!Object.hasOwn(old, name)) return false;
+      out[name] = old[name];
+    }
+    return true;
+  };
+  let complete = true;
+  yield* eachArray(db, `SELECT name FROM ${table} ORDER BY name`, (r) => {
+    if (complete) complete = found(String(r[0]));
+  });
+  return complete ? out : undefined;
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Reads the classic `servers` table into the `file` book's list form (backends: JSON array or spaces). */
