@@ -120,15 +120,20 @@ export function runPerRequest(start: PerRequestStart, head: Http1Head, buffer: B
   }
 }
 
-/** The driver of each client socket in per-request mode (the shared listeners find it here). */
-const drivers = new WeakMap<Socket, PerRequestDriver>();
+/**
+ * The driver of a client socket in per-request mode, in a symbol slot on the socket (the shared
+ * listeners find it there) rather than a WeakMap keyed by it: a WeakMap lookup on every read is
+ * a hash probe (issue 18), and a young socket's entry an ephemeron the scavenger revisits.
+ */
+const kDriver = Symbol('switchboard.perRequest');
+type DrivenSocket = Socket & { [kDriver]?: PerRequestDriver };
 
 /**
  * Runs `step` for the driver of `socket`, guarded: a throw (a broken invariant) closes this
  * connection and releases its slot instead of reaching the process (per-request-end.ts failed).
  */
-function dispatch(socket: Socket, step: (d: PerRequestDriver) => void): void {
-  const d = drivers.get(socket);
+function dispatch(socket: DrivenSocket, step: (d: PerRequestDriver) => void): void {
+  const d = socket[kDriver];
   if (d === undefined) return;
   try {
     step(d);
@@ -137,8 +142,8 @@ function dispatch(socket: Socket, step: (d: PerRequestDriver) => void): void {
   }
 }
 
-function clientData(this: Socket, chunk: Buffer): void {
-  const d = drivers.get(this);
+function clientData(this: DrivenSocket, chunk: Buffer): void {
+  const d = this[kDriver];
   if (d === undefined) return;
   d.activity++;
   try {
@@ -214,7 +219,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
   quiet = 0;
   idleTicker: IdleTicker | undefined;
   // The client's listeners are shared by every driver (one function each, found again through
-  // `drivers`): no closure per connection for them (issue 18). Kept as fields so that
+  // the socket's `kDriver` slot): no closure per connection for them (issue 18). Kept as fields so that
   // removeListener names them.
   readonly onData = clientData;
   readonly onEnd = clientEnd;
@@ -240,7 +245,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
       maxHeaderBytes: limits.maxHeaderBytes,
     };
     const c = s.client;
-    drivers.set(c, this);
+    (c as DrivenSocket)[kDriver] = this;
     c.on('data', this.onData);
     c.on('end', this.onEnd);
     c.on('error', this.onError);

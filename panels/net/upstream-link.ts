@@ -118,7 +118,7 @@ export class UpstreamLink {
     this.#settings = settings;
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
-    links.set(socket, this);
+    (socket as LinkSocket)[kLink] = this;
     socket.on('data', linkData);
     socket.on('end', linkEnd);
     socket.on('error', linkError);
@@ -313,19 +313,23 @@ export class UpstreamLink {
   }
 }
 
-/** The link of each upstream socket (the shared listeners below find it here). */
-const links = new WeakMap<Socket, UpstreamLink>();
+/**
+ * The link of an upstream socket, in a symbol slot on the socket (the shared listeners below find
+ * it there) rather than a WeakMap keyed by it: no hash probe per read (issue 18).
+ */
+const kLink = Symbol('switchboard.link');
+type LinkSocket = Socket & { [kLink]?: UpstreamLink };
 
 // One function per event for every link: no closure per upstream connection (issue 18).
-function linkData(this: Socket, chunk: Buffer): void {
-  links.get(this)?.onData(chunk);
+function linkData(this: LinkSocket, chunk: Buffer): void {
+  this[kLink]?.onData(chunk);
 }
-function linkEnd(this: Socket): void {
-  links.get(this)?.onEnd();
+function linkEnd(this: LinkSocket): void {
+  this[kLink]?.onEnd();
 }
-function linkError(this: Socket, err: Error): void {
-  links.get(this)?.onError(err);
+function linkError(this: LinkSocket, err: Error): void {
+  this[kLink]?.onError(err);
 }
-function linkClose(this: Socket): void {
-  links.get(this)?.onClose();
+function linkClose(this: LinkSocket): void {
+  this[kLink]?.onClose();
 }
