@@ -249,7 +249,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
     c.on('data', this.onData);
     c.on('end', this.onEnd);
     c.on('error', this.onError);
-    c.once('close', this.onClose);
+    c.on('close', this.onClose); // 'close' comes once: no `once` wrapper per connection
     startIdle(this, limits.idleTimeout);
     s.runtime.drain.add(this);
   }

@@ -122,7 +122,7 @@ export class UpstreamLink {
     socket.on('data', linkData);
     socket.on('end', linkEnd);
     socket.on('error', linkError);
-    socket.once('close', linkClose);
+    socket.on('close', linkClose); // 'close' comes once: no `once` wrapper per connection
     socket.resume();
   }
 
