@@ -69,8 +69,12 @@ export interface PerRequestStart {
   readonly conn: Connection;
   /** The connection's access record (filled with the first request's route). */
   readonly connection: AccessRecord;
-  /** Builds the Request of a later head (same connection facts); throws peer errors. */
-  readonly requestFor: (head: Http1Head) => Request;
+  /**
+   * Builds the Request of a later head (same connection facts); throws peer errors. Made on
+   * the first later head (a connection with one request never builds it, issue 18 newconn),
+   * then replaced by the builder itself.
+   */
+  requestFor: (head: Http1Head) => Request;
   /**
    * True when the config writes a per-request access line for each exchange (a copy of its
    * record with `line: 'request'`; nothing when the access log is off) and none for the
@@ -91,16 +95,24 @@ export function perRequestStart(
   proxy: ProxyHeader | undefined,
 ): PerRequestStart {
   const { socket, listener, engine } = conn;
-  return {
+  const start: PerRequestStart = {
     client: socket,
     listener,
     runtime,
     engine,
     conn,
     connection: record,
-    requestFor: http1Requests(proxy, { listener: listener.name, socket, addressing: clientAddressing(listener) }),
+    requestFor: (head) => {
+      start.requestFor = http1Requests(proxy, {
+        listener: listener.name,
+        socket,
+        addressing: clientAddressing(listener),
+      });
+      return start.requestFor(head);
+    },
     requestLines: writesRequestLines(engine.loaded.config),
   };
+  return start;
 }
 
 /**
@@ -249,7 +261,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
     c.on('data', this.onData);
     c.on('end', this.onEnd);
     c.on('error', this.onError);
-    c.once('close', this.onClose);
+    c.on('close', this.onClose); // 'close' comes once: no `once` wrapper per connection
     startIdle(this, limits.idleTimeout);
     s.runtime.drain.add(this);
   }

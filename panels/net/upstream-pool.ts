@@ -23,26 +23,31 @@ export type PooledLink = Pick<UpstreamLink, 'key' | 'reusable' | 'destroy'> & {
 
 /** Idle upstream links of one client connection, by `linkKey`, least recently used first. */
 export class UpstreamPool<L extends PooledLink = UpstreamLink> {
-  /** Map order is the LRU order: `put` appends, the front is evicted first. */
-  readonly #idle = new Map<string, L>();
+  /**
+   * Map order is the LRU order: `put` appends, the front is evicted first. Made by the first
+   * `put`: a connection that never parks a link (one request, or one backend) makes no Map
+   * (issue 18, newconn).
+   */
+  #idle: Map<string, L> | undefined;
 
   /** Idle links held now. */
   get size(): number {
-    return this.#idle.size;
+    return this.#idle?.size ?? 0;
   }
 
   /** The keys of the idle links, least recently used first (tests, diagnostics). */
   keys(): string[] {
-    return [...this.#idle.keys()];
+    return this.#idle === undefined ? [] : [...this.#idle.keys()];
   }
 
   /** The idle links, least recently used first (the idle tick, per-request-idle.ts). */
   values(): IterableIterator<L> {
-    return this.#idle.values();
+    return (this.#idle ?? new Map<string, L>()).values();
   }
 
   /** Removes and returns the idle link for `key`, if one is still open. */
   take(key: string): L | undefined {
+    if (this.#idle === undefined) return undefined;
     const link = this.#idle.get(key);
     if (link === undefined) return undefined;
     this.#idle.delete(key);
@@ -54,26 +59,29 @@ export class UpstreamPool<L extends PooledLink = UpstreamLink> {
    * closed (one per backend); then the least recently used are closed until at most `max` stay.
    */
   put(link: L, max: number): void {
-    const old = this.#idle.get(link.key);
+    if (this.#idle === undefined) this.#idle = new Map();
+    const idle = this.#idle;
+    const old = idle.get(link.key);
     if (old !== undefined) {
-      this.#idle.delete(link.key);
+      idle.delete(link.key);
       if (old !== link) old.destroy();
     }
-    this.#idle.set(link.key, link);
-    for (const [key, lru] of this.#idle) {
-      if (this.#idle.size <= max) break;
-      this.#idle.delete(key);
+    idle.set(link.key, link);
+    for (const [key, lru] of idle) {
+      if (idle.size <= max) break;
+      idle.delete(key);
       lru.destroy();
     }
   }
 
   /** Forgets `link` (it closed). */
   forget(link: L): void {
-    if (this.#idle.get(link.key) === link) this.#idle.delete(link.key);
+    if (this.#idle?.get(link.key) === link) this.#idle.delete(link.key);
   }
 
   /** Closes every idle link. */
   destroyAll(): void {
+    if (this.#idle === undefined || this.#idle.size === 0) return;
     const links = [...this.#idle.values()];
     this.#idle.clear();
     for (const link of links) link.destroy();
