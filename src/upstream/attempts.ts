@@ -82,7 +82,8 @@ export function tryJacks<T>(
 
 /**
  * `tryJacks` with callbacks (the per-connection hot path: no promise, no async frame). `done`
- * runs once: with the outcome, or with an error that is not a ConnectError (a bug).
+ * runs once: with the outcome, or with an error that is not a ConnectError (a bug: an opener's,
+ * or what `findJack` threw).
  */
 export function tryJacksThen<T>(
   request: Request,
@@ -105,7 +106,15 @@ export function tryJacksThen<T>(
     }
     const attempt: Attempt =
       failed === undefined || subclusters === undefined ? FIRST_ATTEMPT : { number, failed, subclusters };
-    const pick = operator.findJack(request, candidates, attempt);
+    // Plugin code: a throw is a bug, reported through `done` like an opener's. A retry's pick runs
+    // inside the failed connect's callback, where a throw would end the process (issue 17).
+    let pick: ReturnType<Operator['findJack']>;
+    try {
+      pick = operator.findJack(request, candidates, attempt);
+    } catch (e) {
+      done(e, undefined);
+      return;
+    }
     if (isRefusal(pick)) {
       if (channels.upstreamAttempt.hasSubscribers) {
         channels.upstreamAttempt.publish({ request, candidates, attempt: number, result: pick.refused });

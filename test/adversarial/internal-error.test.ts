@@ -5,12 +5,14 @@
  * come back, the next client is served. The bug is injected with an operator module whose
  * `findJack` throws for one host (an operator is plugin code: the core cannot trust it never
  * throws). Before the fix, on a per-request keep-alive connection the throw left the client's
- * 'data' handler and ended the process (a worker thread, with the worker panel).
+ * 'data' handler and ended the process (a worker thread, with the worker panel). A throw on a
+ * retry's `findJack` comes from inside the failed connect's callback: before its fix it ended
+ * the process on the splicing panels and left the stream unanswered on the http2 panel.
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerPanel } from '../../panels/worker/index.ts';
-import { type ProxiedHttpBackend, startProxiedHttpBackend } from '../harness/backend.ts';
+import { closedPort, type ProxiedHttpBackend, startProxiedHttpBackend } from '../harness/backend.ts';
 import { rawRequest, statusOf } from '../harness/client.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 import { expectNoLeaks, resources } from './leaks.ts';
@@ -25,6 +27,8 @@ export default {
     return {
       findJack(request, candidates, attempt) {
         if (request.host === 'boom.test') throw new Error('injected operator bug');
+        // On a retry only: the throw comes from inside the failed connect's callback.
+        if (request.host === 'retry.test' && attempt.number > 1) throw new Error('injected retry bug');
         return rr.findJack(request, candidates, attempt);
       },
     };
@@ -85,6 +89,54 @@ describe.each(PANELS)('a throw on the request path, on %s', (_name, extra) => {
         timeoutMs: 10_000,
       });
       expect(statusOf(res)).toBe(once ? 0 : 200);
+    }
+    await eventually(() => r.access.some((a) => a.result === 'internal_error'), 10_000, 'an internal_error line');
+
+    const ok = await rawRequest(port, req('ok.test', true), { timeoutMs: 10_000 });
+    expect(statusOf(ok)).toBe(200);
+    if (workers !== undefined) {
+      expect(workers.workers().map((w) => w.startedAt)).toEqual(startedAt);
+      await eventually(() => Object.values(workers.connectionsByListener()).every((n) => n === 0));
+    } else {
+      await expectNoLeaks(r, baseline);
+    }
+  });
+
+  it('a throw on a retry (inside the failed connect) closes that request only', async () => {
+    backend = await startProxiedHttpBackend('web');
+    const dead = await closedPort();
+    const dir = await tempDir({ 'operator.ts': OPERATOR });
+    router = await startTestRouter(
+      {
+        ...extra,
+        operator: './operator.ts',
+        listeners: [{ name: 'web', address: '127.0.0.1:0', maxConnections: 4 }],
+        limits: { idleTimeout: '1s' },
+        addressBook: {
+          name: 'bfe',
+          products: {
+            r: { hosts: ['retry.test'], rules: [{ cond: 'default_t()', cluster: 'dead' }] },
+            p: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'c' }] },
+          },
+          clusters: {
+            dead: { retries: 1, subclusters: { s: { weight: 1, backends: [{ address: `127.0.0.1:${dead}` }] } } },
+            c: { proxyProtocol: 'v2', subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } },
+          },
+        },
+      },
+      { dir },
+    );
+    const r = router;
+    const port = r.port();
+    const workers = typeof extra.panel === 'object' ? (r.router.panel as unknown as WorkerPanel) : undefined;
+    const startedAt = workers?.workers().map((w) => w.startedAt);
+    const baseline = resources();
+
+    // The first failed connect may mark the dead backend down: later requests are then 503
+    // no_backend without a retry. Each is answered or closed, none hangs.
+    for (let i = 0; i < 6; i++) {
+      const res = await rawRequest(port, req('retry.test', true), { timeoutMs: 10_000 });
+      expect([0, 500, 503]).toContain(statusOf(res));
     }
     await eventually(() => r.access.some((a) => a.result === 'internal_error'), 10_000, 'an internal_error line');
 
