@@ -2,7 +2,7 @@
  * Routing one head of a per-request connection (per-request.ts) and binding it to a link:
  *
  *   head ─► Request ─► Exchange ─► body bytes in hand framed ─► decideRoute (src/route.ts)
- *        ─► findJack (first attempt) ─► current link │ pooled link │ openUpstream ─► connected
+ *        ─► findJack (first attempt) ─► current link │ pooled link │ openUpstreamThen ─► connected
  *
  * 1. Everything that can refuse the request (its Request, the body bytes in hand, CONNECT,
  *    no route, the operator) is decided before a byte goes upstream.
@@ -20,7 +20,7 @@ import { takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
-import { openUpstream, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { flow, frame } from './per-request-client.ts';
@@ -77,18 +77,18 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   }
   d.state = 'connecting';
   const { engine } = s;
-  // One catch for the connect and for `connected`: a throw in either (a broken invariant) closes
-  // this connection and the socket that was opened for it; it never becomes an unhandled rejection.
-  let opened: Upstream | undefined;
-  openUpstream(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true)
-    .then((up) => {
-      if ('socket' in up) opened = up;
+  // Callbacks, no promise (issue 18: nothing async on the accept → connect path). One catch for
+  // the pipeline's bug report and for `connected`: a throw in either (a broken invariant) closes
+  // this connection and the socket that was opened for it; it never reaches the socket's handler.
+  openUpstreamThen(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true, (err, up) => {
+    try {
+      if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
       connected(d, up, request, candidates, view, consumed);
-    })
-    .catch((err: unknown) => {
-      opened?.socket.destroy();
-      failed(d, err);
-    });
+    } catch (e) {
+      if (up !== undefined && 'socket' in up) up.socket.destroy();
+      failed(d, e);
+    }
+  });
   return -1;
 }
 

@@ -10,7 +10,7 @@
  *    elsewhere. At most `max` links stay idle (`limits.maxIdleUpstreamsPerConnection`): parking
  *    one more closes the least recently used, so a client connection holds at most `max` idle
  *    upstream descriptors plus its current (or connecting) one, the budget src/nofile.ts checks.
- * 2. New connections go through src/upstream.ts `openUpstream`; `firstPick` makes its first
+ * 2. New connections go through src/upstream/ `openUpstreamThen`; `firstPick` makes its first
  *    attempt use the jack the driver already picked, so `findJack` runs once per attempt.
  */
 import type { Attempt, Candidates, Jack, Operator, Request } from '../../src/types.ts';
@@ -90,7 +90,7 @@ export class UpstreamPool<L extends PooledLink = UpstreamLink> {
 
 /**
  * The engine's operator, except that attempt 1 returns `first`: the driver already picked it to
- * see whether a current or pooled link serves, so `openUpstream` (src/upstream.ts, retries and
+ * see whether a current or pooled link serves, so `openUpstreamThen` (src/upstream/, retries and
  * upstream TLS included) connects exactly that backend and asks `findJack` only for retries.
  */
 export function firstPick(operator: Operator, first: Jack): Operator {

@@ -28,26 +28,9 @@ export interface Upstream {
  * Picks and connects a backend for `request`, retrying per the cluster policy; `engine` gives
  * the connect timeout and the upstream TLS contexts, `host` the registry. `framesResponses`:
  * the caller reports every response status (per-request routing), so a cluster's
- * `outlierStatus` judges the backend by responses rather than by connects.
- */
-export function openUpstream(
-  request: Request,
-  candidates: Candidates,
-  operator: Operator,
-  host: UpstreamHost,
-  engine: Pick<Engine, 'limits' | 'tls'>,
-  framesResponses = false,
-): Promise<Upstream | UpstreamFailure> {
-  return new Promise((resolve, reject) =>
-    openUpstreamThen(request, candidates, operator, host, engine, framesResponses, (err, outcome) =>
-      err === undefined ? resolve(outcome!) : reject(err),
-    ),
-  );
-}
-
-/**
- * `openUpstream` with a callback (the per-connection hot path: from accept to the first write
- * without a promise). `done` runs once, with the outcome or with a bug (not a ConnectError).
+ * `outlierStatus` judges the backend by responses rather than by connects. Callbacks, no
+ * promise (issue 18: from accept to the first write without an async frame): `done` runs once,
+ * with the outcome or with a bug (not a ConnectError).
  */
 export function openUpstreamThen(
   request: Request,
