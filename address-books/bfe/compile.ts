@@ -21,6 +21,10 @@
  *
  * Given the live snapshot (`options.previous`), the unchanged products and clusters are taken
  * from it rather than built again (`reuse.ts`): same snapshot, same errors, far less garbage.
+ * Only changed members go through zod (whose parse returns copies); the `products` and
+ * `clusters` records themselves are not copied when they are plain records, and are the
+ * previous table's when every member is unchanged, in which case the host and VIP tables are
+ * the previous ones too (`host-fill.ts`).
  */
 import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
@@ -69,17 +73,27 @@ interface Ctx {
   readonly now: (() => number) | undefined;
   /** What may be taken from the previous snapshot (`reuse.ts`); undefined: build everything. */
   readonly reuse: Reuse | undefined;
+  /** Set when a compiled rule may read host tags (`mayReadHostTags`). */
+  readsHostTags: boolean;
 }
 
 /** The previous snapshot and what of this build's input is unchanged from its build. */
 interface Reuse {
   readonly previous: Snapshot;
   /** Products and clusters whose validated object is the previous one. */
-  readonly products: ReadonlySet<string>;
-  readonly clusters: ReadonlySet<string>;
+  readonly products: Names;
+  readonly clusters: Names;
   /** Same prefix, clock and named conditions: compiled rules can be taken over. */
   readonly rules: boolean;
+  /** The host and VIP tables are the previous ones (`host-fill.ts`, `sameHostTable`). */
+  readonly sameHosts: boolean;
 }
+
+/** A set of names, or every name. */
+type Names = Pick<ReadonlySet<string>, 'has'>;
+
+/** Every name: all members of a section are the previous build's, in the same order. */
+const ALL: Names = { has: () => true };
 
 /** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
 export function compileRoutingTable(input: unknown, options: CompileOptions = {}): Snapshot {
@@ -105,14 +119,30 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   const issues = new Issues();
   const prev = options.previous?.memo;
   const usable = prev !== undefined && prev.prefix === prefix ? prev : undefined;
-  const valid = yield* validate(input, prefix, issues, usable);
+  const valid = yield* validate(input, prefix, issues, usable && options.previous);
   issues.throwIfAny(source);
   const { table, memo } = valid;
   const rules = usable !== undefined && usable.now === options.now && deepEqual(table.conditions, usable.conditions);
   const reuse: Reuse | undefined =
-    usable === undefined ? undefined : { previous: options.previous!, ...valid.reused, rules };
+    usable === undefined
+      ? undefined
+      : {
+          previous: options.previous!,
+          ...valid.reused,
+          rules,
+          sameHosts: sameHostTable(table, rules, options.previous!),
+        };
   const clusters = new Map<string, CompiledCluster>();
-  const ctx: Ctx = { issues, prefix, clusters, hosts: new HostTable(), table, now: options.now, reuse };
+  const ctx: Ctx = {
+    issues,
+    prefix,
+    clusters,
+    hosts: new HostTable(),
+    table,
+    now: options.now,
+    reuse,
+    readsHostTags: false,
+  };
   for (const [name, cfg] of Object.entries(table.clusters)) {
     const same = reuse?.clusters.has(name) ? reuse.previous.clusters.get(name) : undefined;
     if (same !== undefined) {
@@ -126,8 +156,7 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     yield;
   }
   checkConditions(ctx);
-  const vips = new Map<string, HostEntry>();
-  yield* fillHosts(ctx, vips);
+  const vips = yield* fillHosts(ctx);
   const products = new Map<string, ProductRoutes>();
   for (const [name, product] of Object.entries(table.products)) {
     const same = reusableRoutes(ctx, name, product);
@@ -144,7 +173,13 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     defaultProduct = entry(table.defaultProduct, 'default', undefined, table.defaultProduct, where);
   }
   issues.throwIfAny(source);
-  const built: BuildMemo = { prefix, now: options.now, conditions: table.conditions, ...memo };
+  const built: BuildMemo = {
+    prefix,
+    now: options.now,
+    conditions: table.conditions,
+    readsHostTags: ctx.readsHostTags,
+    ...memo,
+  };
   return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters, memo: built });
 }
 
@@ -154,20 +189,41 @@ const shallowSchema = routingTableSchema.extend({
   clusters: z.record(z.string().min(1), z.unknown()).default({}),
 });
 
+/** The top-level keys other than the sections, when these are plain records (`sectionsAsIs`). */
+const topSchema = routingTableSchema.extend({ products: z.unknown(), clusters: z.unknown() });
+
 /**
  * `routingTableSchema.parse`, one product or cluster per step. The output is the same table; a
  * problem in the top-level keys falls back to the whole-table parse so the message is the same.
  */
-function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMemo | undefined): Steps<Validated> {
-  const top = shallowSchema.safeParse(input, { reportInput: true });
+function* validate(input: unknown, prefix: string, issues: Issues, prev: Snapshot | undefined): Steps<Validated> {
+  const top = shallow(input);
   if (!top.success) {
     const whole = routingTableSchema.safeParse(input, { reportInput: true });
     if (whole.success) issues.addZod(top.error, prefix, shallowSchema);
     else issues.addZod(whole.error, prefix, routingTableSchema);
     return undefined as unknown as Validated; // the caller throws on the issues
   }
-  const products = yield* validateMembers(top.data.products, 'products', productSchema, prev?.products, prefix, issues);
-  const clusters = yield* validateMembers(top.data.clusters, 'clusters', clusterSchema, prev?.clusters, prefix, issues);
+  const { products: rawProducts, clusters: rawClusters } = top.data;
+  const pm = prev?.memo;
+  const products = yield* validateMembers(
+    rawProducts,
+    'products',
+    productSchema,
+    pm?.products,
+    prefix,
+    issues,
+    prev?.table.products,
+  );
+  const clusters = yield* validateMembers(
+    rawClusters,
+    'clusters',
+    clusterSchema,
+    pm?.clusters,
+    prefix,
+    issues,
+    prev?.table.clusters,
+  );
   return {
     table: { ...top.data, products: products.validated, clusters: clusters.validated },
     memo: { products: products.memo, clusters: clusters.memo },
@@ -175,12 +231,50 @@ function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMe
   };
 }
 
+type Shallow = { success: true; data: z.output<typeof shallowSchema> } | { success: false; error: z.ZodError };
+
+/**
+ * `shallowSchema.safeParse`, without copying `products` and `clusters` when they are plain
+ * records whose keys that schema keeps as they are (non-empty strings, no `__proto__`): a
+ * 10,000-host table's sections are not copied on every reload. Anything else, or a failure, is
+ * the schema's own parse, so the messages are the same.
+ */
+function shallow(input: unknown): Shallow {
+  const sections = sectionsAsIs(input);
+  if (sections !== undefined) {
+    const top = topSchema.safeParse(input, { reportInput: true });
+    if (top.success) {
+      const { products: _p, clusters: _c, ...rest } = top.data;
+      return { success: true, data: { ...rest, ...sections } };
+    }
+  }
+  return shallowSchema.safeParse(input, { reportInput: true });
+}
+
+function sectionsAsIs(input: unknown) {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const { products = {}, clusters = {} } = input as Record<string, unknown>;
+  return plainRecord(products) && plainRecord(clusters) ? { products, clusters } : undefined;
+}
+
+/** A plain object whose own keys are enumerable, non-empty strings other than `__proto__`. */
+function plainRecord(o: unknown): o is Record<string, unknown> {
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return false;
+  const proto = Object.getPrototypeOf(o);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key of Reflect.ownKeys(o)) {
+    if (typeof key !== 'string' || key === '' || key === '__proto__') return false;
+    if (!Object.prototype.propertyIsEnumerable.call(o, key)) return false;
+  }
+  return true;
+}
+
 /** One kind of member (products or clusters), each validated or reused, one step each. */
 interface Members<T> {
   readonly validated: Record<string, T>;
-  readonly memo: Map<string, MemoEntry<T>>;
+  readonly memo: ReadonlyMap<string, MemoEntry<T>>;
   /** The members that are the previous build's objects. */
-  readonly same: Set<string>;
+  readonly same: Names;
 }
 
 function* validateMembers<T>(
@@ -190,8 +284,13 @@ function* validateMembers<T>(
   prev: ReadonlyMap<string, MemoEntry<T>> | undefined,
   prefix: string,
   issues: Issues,
+  prevValidated: Record<string, T> | undefined,
 ): Steps<Members<T>> {
-  const out: Members<T> = { validated: {}, memo: new Map(), same: new Set() };
+  if (prev !== undefined && prevValidated !== undefined && allSame(raws, prev)) {
+    yield;
+    return { validated: prevValidated, memo: prev, same: ALL };
+  }
+  const out = { validated: {} as Record<string, T>, memo: new Map<string, MemoEntry<T>>(), same: new Set<string>() };
   for (const [name, raw] of Object.entries(raws)) {
     const same = reusedInput(prev, name, raw);
     if (same !== undefined) {
@@ -210,11 +309,46 @@ function* validateMembers<T>(
   return out;
 }
 
+/**
+ * True when every member is the very input object the previous build validated (an identity
+ * test, `reuse.ts`), under the same name, in the same order: the previous build's validated
+ * record and memo are then this build's. Stops at the first difference.
+ */
+function allSame<T>(raws: Record<string, unknown>, prev: ReadonlyMap<string, MemoEntry<T>>): boolean {
+  let n = 0;
+  const it = prev.entries();
+  for (const name in raws) {
+    const p = it.next();
+    if (p.done || p.value[0] !== name) return false;
+    const raw = raws[name];
+    const entry = p.value[1];
+    if (raw !== entry.source && (entry.input === undefined || entry.input.deref() !== raw)) return false;
+    n++;
+  }
+  return n === prev.size;
+}
+
 /** The validated table, its memo entries, and which parts are the previous build's. */
 interface Validated {
   readonly table: RoutingTable;
   readonly memo: Pick<BuildMemo, 'products' | 'clusters'>;
   readonly reused: Pick<Reuse, 'products' | 'clusters'>;
+}
+
+/**
+ * True when this build's host and VIP tables are provably the previous snapshot's: the same
+ * validated products record (every product the previous object, in the same order), the same
+ * default product, the same named conditions and no rule of the previous build reading host
+ * tags. The tables are then shared, not copied and patched.
+ */
+function sameHostTable(table: RoutingTable, rules: boolean, previous: Snapshot): boolean {
+  const was = previous.table;
+  return (
+    rules &&
+    table.products === was.products &&
+    table.defaultProduct === was.defaultProduct &&
+    !previous.memo.readsHostTags
+  );
 }
 
 function checkConditions(ctx: Ctx): void {
@@ -268,6 +402,7 @@ function* compileProduct(ctx: Ctx, name: string, product: ProductConfig): Steps<
   const rules: AdvancedRule[] = [];
   for (const [index, rule] of (product.rules ?? []).entries()) {
     const where = `${base}.rules[${index}]`;
+    if (mayReadHostTags(rule.cond, ctx.table.conditions)) ctx.readsHostTags = true;
     const cluster = clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
     const match = compileCond(ctx, rule.cond, at(ctx, `${where}.cond`));
     yield;
