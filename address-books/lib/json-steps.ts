@@ -187,9 +187,16 @@ function startsDelimited(c: number | undefined): boolean {
 function equalRange(b: Buffer, start: number, end: number, old: Buffer, at: readonly number[], i: number): boolean {
   const os = at[i]!;
   const oe = at[i + 1]!;
-  if (end - start !== oe - os || end > b.length) return false;
-  return b.compare(old, os, oe, start, end) === 0;
+  const n = end - start;
+  if (n !== oe - os || end > b.length) return false;
+  if (n > SHORT) return b.compare(old, os, oe, start, end) === 0;
+  // A call into C++ costs more than comparing a key or a short value here.
+  for (let i = 0; i < n; i++) if (b[start + i] !== old[os + i]) return false;
+  return true;
 }
+
+/** Up to this many bytes, ranges are compared in JavaScript. */
+const SHORT = 32;
 
 function parsePart(b: Buffer, start: number, end: number): unknown {
   try {
@@ -220,13 +227,20 @@ function skipWs(b: Buffer, i: number): number {
 function endOfString(b: Buffer, i: number): number {
   let from = i + 1;
   for (;;) {
-    const q = b.indexOf(QUOTE, from);
+    const q = indexOfQuote(b, from);
     if (q < 0) throw FALLBACK;
     let k = q - 1;
     while (b[k] === BACKSLASH) k--;
     if ((q - 1 - k) % 2 === 0) return q + 1;
     from = q + 1;
   }
+}
+
+/** The next `"` from `i`: a few bytes in JavaScript (keys are short), then `indexOf`. */
+function indexOfQuote(b: Buffer, i: number): number {
+  const stop = Math.min(i + SHORT, b.length);
+  for (; i < stop; i++) if (b[i] === QUOTE) return i;
+  return i < b.length ? b.indexOf(QUOTE, i) : -1;
 }
 
 /** The index after the value starting at `i` (its end only: `JSON.parse` checks its inside). */
