@@ -1,7 +1,8 @@
 /**
  * RoutingTable → Snapshot (reference bfe.md §3.8 cross-checks, §8 atomic reload):
  *
- * 1. validate the plain data against `routingTableSchema` (every problem, with its path);
+ * 1. validate the plain data against `routingTableSchema` (every problem, with its path;
+ *    `validate.ts`);
  * 2. compile every cluster (sub-cluster and backend weights must be positive);
  * 3. fill the host table and VIP table (a host or VIP under two products is an error;
  *    `host-fill.ts`);
@@ -23,10 +24,9 @@
  * from it rather than built again (`reuse.ts`): same snapshot, same errors, far less garbage.
  * Only changed members go through zod (whose parse returns copies); the `products` and
  * `clusters` records themselves are not copied when they are plain records, and are the
- * previous table's when every member is unchanged, in which case the host and VIP tables are
- * the previous ones too (`host-fill.ts`).
+ * previous table's when every member is unchanged (`validate.ts`), in which case the host and
+ * VIP tables are the previous ones too (`host-fill.ts`).
  */
-import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { didYouMean } from '../../src/suggest.ts';
@@ -37,16 +37,11 @@ import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from 
 import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
 import { at, entry, fillHosts } from './host-fill.ts';
 import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
-import { Issues, joinPath } from './issues.ts';
-import { type BuildMemo, deepEqual, type MemoEntry, mayReadHostTags, memoEntry, reusedInput } from './reuse.ts';
-import {
-  clusterSchema,
-  type ProductConfig,
-  productSchema,
-  type RoutingTable,
-  routingTableSchema,
-} from './routing-table.ts';
+import { Issues } from './issues.ts';
+import { type BuildMemo, deepEqual, mayReadHostTags } from './reuse.ts';
+import type { ProductConfig, RoutingTable } from './routing-table.ts';
 import { type ProductRoutes, Snapshot } from './snapshot.ts';
+import { type Names, validate } from './validate.ts';
 
 /** Where the table came from, for error messages. */
 export interface CompileOptions {
@@ -88,12 +83,6 @@ interface Reuse {
   /** The host and VIP tables are the previous ones (`host-fill.ts`, `sameHostTable`). */
   readonly sameHosts: boolean;
 }
-
-/** A set of names, or every name. */
-type Names = Pick<ReadonlySet<string>, 'has'>;
-
-/** Every name: all members of a section are the previous build's, in the same order. */
-const ALL: Names = { has: () => true };
 
 /** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
 export function compileRoutingTable(input: unknown, options: CompileOptions = {}): Snapshot {
@@ -181,158 +170,6 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     ...memo,
   };
   return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters, memo: built });
-}
-
-/** The top-level keys, with each product and cluster left for its own step. */
-const shallowSchema = routingTableSchema.extend({
-  products: z.record(z.string().min(1), z.unknown()).default({}),
-  clusters: z.record(z.string().min(1), z.unknown()).default({}),
-});
-
-/** The top-level keys other than the sections, when these are plain records (`sectionsAsIs`). */
-const topSchema = routingTableSchema.extend({ products: z.unknown(), clusters: z.unknown() });
-
-/**
- * `routingTableSchema.parse`, one product or cluster per step. The output is the same table; a
- * problem in the top-level keys falls back to the whole-table parse so the message is the same.
- */
-function* validate(input: unknown, prefix: string, issues: Issues, prev: Snapshot | undefined): Steps<Validated> {
-  const top = shallow(input);
-  if (!top.success) {
-    const whole = routingTableSchema.safeParse(input, { reportInput: true });
-    if (whole.success) issues.addZod(top.error, prefix, shallowSchema);
-    else issues.addZod(whole.error, prefix, routingTableSchema);
-    return undefined as unknown as Validated; // the caller throws on the issues
-  }
-  const { products: rawProducts, clusters: rawClusters } = top.data;
-  const pm = prev?.memo;
-  const products = yield* validateMembers(
-    rawProducts,
-    'products',
-    productSchema,
-    pm?.products,
-    prefix,
-    issues,
-    prev?.table.products,
-  );
-  const clusters = yield* validateMembers(
-    rawClusters,
-    'clusters',
-    clusterSchema,
-    pm?.clusters,
-    prefix,
-    issues,
-    prev?.table.clusters,
-  );
-  return {
-    table: { ...top.data, products: products.validated, clusters: clusters.validated },
-    memo: { products: products.memo, clusters: clusters.memo },
-    reused: { products: products.same, clusters: clusters.same },
-  };
-}
-
-type Shallow = { success: true; data: z.output<typeof shallowSchema> } | { success: false; error: z.ZodError };
-
-/**
- * `shallowSchema.safeParse`, without copying `products` and `clusters` when they are plain
- * records whose keys that schema keeps as they are (non-empty strings, no `__proto__`): a
- * 10,000-host table's sections are not copied on every reload. Anything else, or a failure, is
- * the schema's own parse, so the messages are the same.
- */
-function shallow(input: unknown): Shallow {
-  const sections = sectionsAsIs(input);
-  if (sections !== undefined) {
-    const top = topSchema.safeParse(input, { reportInput: true });
-    if (top.success) {
-      const { products: _p, clusters: _c, ...rest } = top.data;
-      return { success: true, data: { ...rest, ...sections } };
-    }
-  }
-  return shallowSchema.safeParse(input, { reportInput: true });
-}
-
-function sectionsAsIs(input: unknown) {
-  if (typeof input !== 'object' || input === null) return undefined;
-  const { products = {}, clusters = {} } = input as Record<string, unknown>;
-  return plainRecord(products) && plainRecord(clusters) ? { products, clusters } : undefined;
-}
-
-/**
- * A plain object that `z.record(z.string().min(1), …)` copies key for key: no empty key, no
- * `__proto__` key (the record drops it), no symbol key (an error). Non-enumerable keys are
- * skipped by both the record and `Object.entries`. O(1): a 1,000-member section is not walked.
- */
-function plainRecord(o: unknown): o is Record<string, unknown> {
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) return false;
-  const proto = Object.getPrototypeOf(o);
-  if (proto !== Object.prototype && proto !== null) return false;
-  return !Object.hasOwn(o, '') && !Object.hasOwn(o, '__proto__') && Object.getOwnPropertySymbols(o).length === 0;
-}
-
-/** One kind of member (products or clusters), each validated or reused, one step each. */
-interface Members<T> {
-  readonly validated: Record<string, T>;
-  readonly memo: ReadonlyMap<string, MemoEntry<T>>;
-  /** The members that are the previous build's objects. */
-  readonly same: Names;
-}
-
-function* validateMembers<T>(
-  raws: Record<string, unknown>,
-  kind: 'products' | 'clusters',
-  schema: z.ZodType<T>,
-  prev: ReadonlyMap<string, MemoEntry<T>> | undefined,
-  prefix: string,
-  issues: Issues,
-  prevValidated: Record<string, T> | undefined,
-): Steps<Members<T>> {
-  if (prev !== undefined && prevValidated !== undefined && allSame(raws, prev)) {
-    yield;
-    return { validated: prevValidated, memo: prev, same: ALL };
-  }
-  const out = { validated: {} as Record<string, T>, memo: new Map<string, MemoEntry<T>>(), same: new Set<string>() };
-  for (const [name, raw] of Object.entries(raws)) {
-    const same = reusedInput(prev, name, raw);
-    if (same !== undefined) {
-      out.validated[name] = same.validated;
-      out.memo.set(name, same);
-      out.same.add(name);
-    } else {
-      const r = schema.safeParse(raw, { reportInput: true });
-      if (r.success) {
-        out.validated[name] = r.data;
-        out.memo.set(name, memoEntry(raw, r.data));
-      } else issues.addZod(r.error, joinPath(prefix, [kind, name]), schema);
-    }
-    yield;
-  }
-  return out;
-}
-
-/**
- * True when every member is the very input object the previous build validated (an identity
- * test, `reuse.ts`), under the same name, in the same order: the previous build's validated
- * record and memo are then this build's. Stops at the first difference.
- */
-function allSame<T>(raws: Record<string, unknown>, prev: ReadonlyMap<string, MemoEntry<T>>): boolean {
-  let n = 0;
-  const it = prev.entries();
-  for (const name in raws) {
-    const p = it.next();
-    if (p.done || p.value[0] !== name) return false;
-    const raw = raws[name];
-    const entry = p.value[1];
-    if (raw !== entry.source && (entry.input === undefined || entry.input.deref() !== raw)) return false;
-    n++;
-  }
-  return n === prev.size;
-}
-
-/** The validated table, its memo entries, and which parts are the previous build's. */
-interface Validated {
-  readonly table: RoutingTable;
-  readonly memo: Pick<BuildMemo, 'products' | 'clusters'>;
-  readonly reused: Pick<Reuse, 'products' | 'clusters'>;
 }
 
 /**
