@@ -1,6 +1,7 @@
 /**
- * The event-loop turns of a reload of the 10,000-host `sqlite` table (bench/README.md, reloads
- * under load): the table, the allocation loop and the runtime's sync of bench/reload-gc.ts,
+ * The event-loop turns of a reload of the 10,000-host `sqlite` table, or with `--book bfe` of
+ * the `bfe` book's JSON routes file (a rewrite of the file and `reload()`, as reload-gc.ts does)
+ * (bench/README.md, reloads under load): the table, the allocation loop and the runtime's sync of bench/reload-gc.ts,
  * plus a `setImmediate` loop that times every turn. Per tree (this one, and
  * SWB_BENCH_BASELINE's when set, in interleaved child processes): per reload, the longest
  * turn (p25 / median / p75 / max over the reloads), the turns a reload spans and how many of
@@ -9,11 +10,11 @@
  * machine every number includes the time given to other processes (the counts and the lower
  * quantiles hold best).
  *
- *   node bench/reload-turns.ts [--rounds 3] [--reloads 24]
+ *   node bench/reload-turns.ts [--rounds 3] [--reloads 24] [--book sqlite|bfe]
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-turns.ts
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -27,6 +28,7 @@ const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     reloads: { type: 'string', default: '24' },
+    book: { type: 'string', default: 'sqlite' },
     root: { type: 'string' },
     dir: { type: 'string' },
   },
@@ -50,8 +52,8 @@ function table(port: number): Record<string, unknown> {
   return { products, clusters };
 }
 
-/** One child: the sqlite book of `root` under the allocation loop, `reloads` reloads timed turn by turn. */
-async function child(root: string, dir: string, reloads: number): Promise<void> {
+/** One child: the book of `root` under the allocation loop, `reloads` reloads timed turn by turn. */
+async function child(root: string, dir: string, reloads: number, which: string): Promise<void> {
   const imp = (p: string) => import(pathToFileURL(join(root, p)).href);
   const { compileRoutingTable } = await imp('address-books/bfe/compile.ts');
   const { pino } = await import('pino');
@@ -59,9 +61,6 @@ async function child(root: string, dir: string, reloads: number): Promise<void> 
   const { seededRandom } = await imp('src/random.ts');
   const { HealthManager } = await imp('src/health/index.ts');
   const { BackendSync } = await imp('src/backend-sync.ts');
-  const { initDatabase } = await imp('address-books/sqlite/schema.ts');
-  const { writeRoutingTable } = await imp('address-books/sqlite/write.ts');
-  const { sqliteAddressBook } = await imp('address-books/sqlite/book.ts');
   const registry = new LocalRegistry();
   const health = new HealthManager(registry);
   const syncer = new BackendSync(registry, health);
@@ -77,16 +76,34 @@ async function child(root: string, dir: string, reloads: number): Promise<void> 
       syncs.push({ t0, t1: performance.now() });
     },
   };
-  const w = new DatabaseSync(join(dir, 'routes.db'));
-  initDatabase(w);
-  writeRoutingTable(w, compileRoutingTable(table(9001)).table);
-  const options = sqliteAddressBook.options.parse({ path: 'routes.db', pollInterval: 3_600_000 });
-  const book = sqliteAddressBook.create(options, context);
-  await book.start();
-  const reload = async (port: number): Promise<void> => {
-    w.exec(`UPDATE backends SET address = '127.0.0.1:${port}' WHERE cluster = 'c0'`);
-    if (!(await book.poll())) throw new Error('bench: the poll did not swap');
-  };
+  const routes = (port: number) => compileRoutingTable(table(port)).table;
+  let reload: (port: number) => Promise<void>;
+  if (which === 'bfe') {
+    const { bfeAddressBook } = await imp('address-books/bfe/book.ts');
+    writeFileSync(join(dir, 'routes.json'), JSON.stringify(routes(9001)));
+    const book = bfeAddressBook.create(bfeAddressBook.options.parse({ routes: 'routes.json' }), context);
+    await book.start();
+    const texts = [JSON.stringify(routes(9101)), JSON.stringify(routes(9102))];
+    let i = 0;
+    reload = async () => {
+      writeFileSync(join(dir, 'routes.json'), texts[i++ % 2]!);
+      if (!(await book.reload())) throw new Error('bench: the reload did not swap');
+    };
+  } else {
+    const { initDatabase } = await imp('address-books/sqlite/schema.ts');
+    const { writeRoutingTable } = await imp('address-books/sqlite/write.ts');
+    const { sqliteAddressBook } = await imp('address-books/sqlite/book.ts');
+    const w = new DatabaseSync(join(dir, 'routes.db'));
+    initDatabase(w);
+    writeRoutingTable(w, routes(9001));
+    const options = sqliteAddressBook.options.parse({ path: 'routes.db', pollInterval: 3_600_000 });
+    const book = sqliteAddressBook.create(options, context);
+    await book.start();
+    reload = async (port) => {
+      w.exec(`UPDATE backends SET address = '127.0.0.1:${port}' WHERE cluster = 'c0'`);
+      if (!(await book.poll())) throw new Error('bench: the poll did not swap');
+    };
+  }
   // The allocation loop of reload-gc.ts, each turn timed.
   let stop = false;
   let keep: unknown[] = [];
@@ -153,7 +170,7 @@ async function child(root: string, dir: string, reloads: number): Promise<void> 
 }
 
 if (flags.root !== undefined) {
-  await child(flags.root, flags.dir!, Number(flags.reloads));
+  await child(flags.root, flags.dir!, Number(flags.reloads), flags.book!);
   process.exit(0);
 }
 
@@ -169,6 +186,7 @@ try {
       const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
       console.log(`round ${round + 1}, ${label} (load ${load}):`);
       const args = [fileURLToPath(import.meta.url), '--root', root, '--dir', work, '--reloads', flags.reloads!];
+      args.push('--book', flags.book!);
       process.stdout.write(
         execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }),
       );

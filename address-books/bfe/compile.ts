@@ -1,7 +1,8 @@
 /**
  * RoutingTable → Snapshot (reference bfe.md §3.8 cross-checks, §8 atomic reload):
  *
- * 1. validate the plain data against `routingTableSchema` (every problem, with its path);
+ * 1. validate the plain data against `routingTableSchema` (every problem, with its path;
+ *    `validate.ts`);
  * 2. compile every cluster (sub-cluster and backend weights must be positive);
  * 3. fill the host table and VIP table (a host or VIP under two products is an error;
  *    `host-fill.ts`);
@@ -21,8 +22,11 @@
  *
  * Given the live snapshot (`options.previous`), the unchanged products and clusters are taken
  * from it rather than built again (`reuse.ts`): same snapshot, same errors, far less garbage.
+ * Only changed members go through zod (whose parse returns copies); the `products` and
+ * `clusters` records themselves are not copied when they are plain records, and are the
+ * previous table's when every member is unchanged (`validate.ts`), in which case the host and
+ * VIP tables are the previous ones too (`host-fill.ts`).
  */
-import { z } from 'zod';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { didYouMean } from '../../src/suggest.ts';
@@ -33,16 +37,11 @@ import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from 
 import { type CompiledCluster, candidatesFor, compileCluster } from './clusters.ts';
 import { at, entry, fillHosts } from './host-fill.ts';
 import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
-import { Issues, joinPath } from './issues.ts';
-import { type BuildMemo, deepEqual, type MemoEntry, mayReadHostTags, memoEntry, reusedInput } from './reuse.ts';
-import {
-  clusterSchema,
-  type ProductConfig,
-  productSchema,
-  type RoutingTable,
-  routingTableSchema,
-} from './routing-table.ts';
+import { Issues } from './issues.ts';
+import { type BuildMemo, deepEqual, mayReadHostTags } from './reuse.ts';
+import type { ProductConfig, RoutingTable } from './routing-table.ts';
 import { type ProductRoutes, Snapshot } from './snapshot.ts';
+import { type Names, validate } from './validate.ts';
 
 /** Where the table came from, for error messages. */
 export interface CompileOptions {
@@ -69,16 +68,20 @@ interface Ctx {
   readonly now: (() => number) | undefined;
   /** What may be taken from the previous snapshot (`reuse.ts`); undefined: build everything. */
   readonly reuse: Reuse | undefined;
+  /** Set when a compiled rule may read host tags (`mayReadHostTags`). */
+  readsHostTags: boolean;
 }
 
 /** The previous snapshot and what of this build's input is unchanged from its build. */
 interface Reuse {
   readonly previous: Snapshot;
   /** Products and clusters whose validated object is the previous one. */
-  readonly products: ReadonlySet<string>;
-  readonly clusters: ReadonlySet<string>;
+  readonly products: Names;
+  readonly clusters: Names;
   /** Same prefix, clock and named conditions: compiled rules can be taken over. */
   readonly rules: boolean;
+  /** The host and VIP tables are the previous ones (`host-fill.ts`, `sameHostTable`). */
+  readonly sameHosts: boolean;
 }
 
 /** Validates and compiles a routing table; throws SWB_ERR_CONFIG listing every problem. */
@@ -105,14 +108,30 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
   const issues = new Issues();
   const prev = options.previous?.memo;
   const usable = prev !== undefined && prev.prefix === prefix ? prev : undefined;
-  const valid = yield* validate(input, prefix, issues, usable);
+  const valid = yield* validate(input, prefix, issues, usable && options.previous);
   issues.throwIfAny(source);
   const { table, memo } = valid;
   const rules = usable !== undefined && usable.now === options.now && deepEqual(table.conditions, usable.conditions);
   const reuse: Reuse | undefined =
-    usable === undefined ? undefined : { previous: options.previous!, ...valid.reused, rules };
+    usable === undefined
+      ? undefined
+      : {
+          previous: options.previous!,
+          ...valid.reused,
+          rules,
+          sameHosts: sameHostTable(table, rules, options.previous!),
+        };
   const clusters = new Map<string, CompiledCluster>();
-  const ctx: Ctx = { issues, prefix, clusters, hosts: new HostTable(), table, now: options.now, reuse };
+  const ctx: Ctx = {
+    issues,
+    prefix,
+    clusters,
+    hosts: new HostTable(),
+    table,
+    now: options.now,
+    reuse,
+    readsHostTags: false,
+  };
   for (const [name, cfg] of Object.entries(table.clusters)) {
     const same = reuse?.clusters.has(name) ? reuse.previous.clusters.get(name) : undefined;
     if (same !== undefined) {
@@ -126,8 +145,7 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     yield;
   }
   checkConditions(ctx);
-  const vips = new Map<string, HostEntry>();
-  yield* fillHosts(ctx, vips);
+  const vips = yield* fillHosts(ctx);
   const products = new Map<string, ProductRoutes>();
   for (const [name, product] of Object.entries(table.products)) {
     const same = reusableRoutes(ctx, name, product);
@@ -144,77 +162,30 @@ export function* compileSteps(input: unknown, options: CompileOptions = {}): Ste
     defaultProduct = entry(table.defaultProduct, 'default', undefined, table.defaultProduct, where);
   }
   issues.throwIfAny(source);
-  const built: BuildMemo = { prefix, now: options.now, conditions: table.conditions, ...memo };
+  const built: BuildMemo = {
+    prefix,
+    now: options.now,
+    conditions: table.conditions,
+    readsHostTags: ctx.readsHostTags,
+    ...memo,
+  };
   return new Snapshot({ table, hosts: ctx.hosts, vips, defaultProduct, products, clusters, memo: built });
 }
 
-/** The top-level keys, with each product and cluster left for its own step. */
-const shallowSchema = routingTableSchema.extend({
-  products: z.record(z.string().min(1), z.unknown()).default({}),
-  clusters: z.record(z.string().min(1), z.unknown()).default({}),
-});
-
 /**
- * `routingTableSchema.parse`, one product or cluster per step. The output is the same table; a
- * problem in the top-level keys falls back to the whole-table parse so the message is the same.
+ * True when this build's host and VIP tables are provably the previous snapshot's: the same
+ * validated products record (every product the previous object, in the same order), the same
+ * default product, the same named conditions and no rule of the previous build reading host
+ * tags. The tables are then shared, not copied and patched.
  */
-function* validate(input: unknown, prefix: string, issues: Issues, prev: BuildMemo | undefined): Steps<Validated> {
-  const top = shallowSchema.safeParse(input, { reportInput: true });
-  if (!top.success) {
-    const whole = routingTableSchema.safeParse(input, { reportInput: true });
-    if (whole.success) issues.addZod(top.error, prefix, shallowSchema);
-    else issues.addZod(whole.error, prefix, routingTableSchema);
-    return undefined as unknown as Validated; // the caller throws on the issues
-  }
-  const products = yield* validateMembers(top.data.products, 'products', productSchema, prev?.products, prefix, issues);
-  const clusters = yield* validateMembers(top.data.clusters, 'clusters', clusterSchema, prev?.clusters, prefix, issues);
-  return {
-    table: { ...top.data, products: products.validated, clusters: clusters.validated },
-    memo: { products: products.memo, clusters: clusters.memo },
-    reused: { products: products.same, clusters: clusters.same },
-  };
-}
-
-/** One kind of member (products or clusters), each validated or reused, one step each. */
-interface Members<T> {
-  readonly validated: Record<string, T>;
-  readonly memo: Map<string, MemoEntry<T>>;
-  /** The members that are the previous build's objects. */
-  readonly same: Set<string>;
-}
-
-function* validateMembers<T>(
-  raws: Record<string, unknown>,
-  kind: 'products' | 'clusters',
-  schema: z.ZodType<T>,
-  prev: ReadonlyMap<string, MemoEntry<T>> | undefined,
-  prefix: string,
-  issues: Issues,
-): Steps<Members<T>> {
-  const out: Members<T> = { validated: {}, memo: new Map(), same: new Set() };
-  for (const [name, raw] of Object.entries(raws)) {
-    const same = reusedInput(prev, name, raw);
-    if (same !== undefined) {
-      out.validated[name] = same.validated;
-      out.memo.set(name, same);
-      out.same.add(name);
-    } else {
-      const r = schema.safeParse(raw, { reportInput: true });
-      if (r.success) {
-        out.validated[name] = r.data;
-        out.memo.set(name, memoEntry(raw, r.data));
-      } else issues.addZod(r.error, joinPath(prefix, [kind, name]), schema);
-    }
-    yield;
-  }
-  return out;
-}
-
-/** The validated table, its memo entries, and which parts are the previous build's. */
-interface Validated {
-  readonly table: RoutingTable;
-  readonly memo: Pick<BuildMemo, 'products' | 'clusters'>;
-  readonly reused: Pick<Reuse, 'products' | 'clusters'>;
+function sameHostTable(table: RoutingTable, rules: boolean, previous: Snapshot): boolean {
+  const was = previous.table;
+  return (
+    rules &&
+    table.products === was.products &&
+    table.defaultProduct === was.defaultProduct &&
+    !previous.memo.readsHostTags
+  );
 }
 
 function checkConditions(ctx: Ctx): void {
@@ -268,6 +239,7 @@ function* compileProduct(ctx: Ctx, name: string, product: ProductConfig): Steps<
   const rules: AdvancedRule[] = [];
   for (const [index, rule] of (product.rules ?? []).entries()) {
     const where = `${base}.rules[${index}]`;
+    if (mayReadHostTags(rule.cond, ctx.table.conditions)) ctx.readsHostTags = true;
     const cluster = clusterOf(ctx, rule.cluster, at(ctx, `${where}.cluster`));
     const match = compileCond(ctx, rule.cond, at(ctx, `${where}.cond`));
     yield;

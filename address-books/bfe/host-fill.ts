@@ -2,6 +2,11 @@
  * The host table and VIP table of a build (compile.ts step 3): every product's hosts, host tags
  * and VIPs, in table order; a host or VIP under two products is a problem naming both places.
  *
+ * When no product changed (the same validated products, in the same order, the same default
+ * product, no rule reading host tags: `compile.ts`, `sameHostTable`), the new snapshot shares
+ * the previous one's host and VIP tables: they are read-only once built, and a fill would make
+ * the same entries (the previous build found no problem in them).
+ *
  * With a previous snapshot whose build used the same path prefix (`reuse.ts`), the host table is
  * patched instead of filled: a copy of the previous one, without the hosts of the products that
  * changed or went, plus the hosts of the products that changed or came. The unchanged products'
@@ -23,8 +28,17 @@ export interface HostCtx {
   /** The host table being built (replaced by the patched copy when the patch succeeds). */
   hosts: HostTable;
   readonly table: RoutingTable;
-  /** The previous snapshot and the products whose validated object is its own. */
-  readonly reuse: { readonly previous: Snapshot; readonly products: ReadonlySet<string> } | undefined;
+  /**
+   * The previous snapshot, the products whose validated object is its own, and whether its host
+   * and VIP tables are provably this build's (`compile.ts`, `sameHostTable`).
+   */
+  readonly reuse:
+    | {
+        readonly previous: Snapshot;
+        readonly products: Pick<ReadonlySet<string>, 'has'>;
+        readonly sameHosts: boolean;
+      }
+    | undefined;
 }
 
 /** `path` under the build's config path prefix. */
@@ -37,14 +51,23 @@ export function entry(product: string, via: HostEntry['via'], tag: string | unde
   return Object.freeze({ product, via, tag, pattern, where }) satisfies HostEntry;
 }
 
-/** Fills `ctx.hosts` and `vips` from every product (patching the previous table when it can). */
-export function* fillHosts(ctx: HostCtx, vips: Map<string, HostEntry>): Steps<void> {
+/**
+ * Fills `ctx.hosts` from every product and returns the VIP table: the previous snapshot's two
+ * tables when no product changed, else the previous host table patched when it can be, else
+ * both filled.
+ */
+export function* fillHosts(ctx: HostCtx): Steps<ReadonlyMap<string, HostEntry>> {
+  if (ctx.reuse?.sameHosts === true) {
+    ctx.hosts = ctx.reuse.previous.hosts;
+    return ctx.reuse.previous.vips;
+  }
+  const vips = new Map<string, HostEntry>();
   const patched = ctx.reuse === undefined ? undefined : yield* patchedHosts(ctx, ctx.reuse);
   if (patched !== undefined) {
     ctx.hosts = patched;
     for (const [name, product] of Object.entries(ctx.table.products)) addVips(ctx, name, product, vips);
     yield;
-    return;
+    return vips;
   }
   ctx.hosts = new HostTable();
   for (const [name, product] of Object.entries(ctx.table.products)) {
@@ -52,6 +75,7 @@ export function* fillHosts(ctx: HostCtx, vips: Map<string, HostEntry>): Steps<vo
     addVips(ctx, name, product, vips);
     yield;
   }
+  return vips;
 }
 
 /** The previous host table patched for the products that changed, or undefined on any problem. */

@@ -4,15 +4,23 @@
  * `BuildMemo`: for each product and cluster, the input it was validated from (`source`) and the
  * validated object. The next compile, handed the live snapshot as `previous`:
  *
- *   product / cluster input ──deepEqual(source)?──► yes: the previous validated object (no parse)
- *                                                   no:  validated again, compiled again
+ *   product / cluster input ──the same object?──────► yes: the previous validated object (no parse)
+ *                            (identity: the reader      (every member the same, in the same order:
+ *                            kept its previous value)    the previous validated record and memo)
+ *                           ──else deepEqual(source)?─► yes: the same; no: validated, compiled again
  *   cluster: validated object reused  ──────────────► the previous CompiledCluster
  *   product: validated object reused, every cluster
  *            it names reused, same named conditions,
  *            no host-tag condition, same prefix/clock ► the previous ProductRoutes (rule trees,
  *                                                      compiled conditions, Candidates)
- *   host table: filled again in table order (the same clash checks), with the previous
- *               HostEntry objects of reused products
+ *   host table: no product changed (same record, same default product, no host-tag rule):
+ *               the previous host and VIP tables; else the previous one copied and patched
+ *               (`host-fill.ts`), or filled again, with the previous HostEntry objects
+ *
+ * A memo entry keeps one copy of a member: the input when it differs from the validated object
+ * (zod applied a default), else the validated object plus a `WeakRef` to the input, so a reader
+ * that hands back its previous objects (`../lib/json-steps.ts`, the sqlite book's rows) is
+ * matched by identity while nothing but that reader keeps the input alive.
  *
  * Exactness: equal input (same keys in the same order, same values) validates to the same output
  * and compiles to the same routes, so a reused part is what a full build would have made; parts
@@ -27,6 +35,12 @@ export interface MemoEntry<T> {
   /** The input (or, when equal to it, the validated object itself: one copy kept, not two). */
   readonly source: unknown;
   readonly validated: T;
+  /**
+   * The input object itself, held weakly, when `source` is the validated copy: a reader that
+   * keeps its previous values (`../lib/json-steps.ts`, the sqlite book's rows) hands the very
+   * same object back for an unchanged member, which is then matched without `deepEqual`.
+   */
+  readonly input?: WeakRef<object>;
 }
 
 /** What a snapshot remembers of its build for the next one. */
@@ -34,19 +48,29 @@ export interface BuildMemo {
   readonly prefix: string;
   readonly now: (() => number) | undefined;
   readonly conditions: Readonly<Record<string, string>> | undefined;
+  /** A rule of the build may read host tags (its host table is then never shared). */
+  readonly readsHostTags: boolean;
   readonly products: ReadonlyMap<string, MemoEntry<ProductConfig>>;
   readonly clusters: ReadonlyMap<string, MemoEntry<ClusterConfig>>;
 }
 
 /** A memo entry that keeps one copy when the input already is the validated form. */
 export function memoEntry<T>(raw: unknown, validated: T): MemoEntry<T> {
-  return { source: deepEqual(raw, validated) ? validated : raw, validated };
+  if (raw === validated || !deepEqual(raw, validated)) return { source: raw, validated };
+  return typeof raw === 'object' && raw !== null
+    ? { source: validated, validated, input: new WeakRef(raw) }
+    : { source: validated, validated };
 }
 
-/** The previous validated object when `raw` equals what it was validated from. */
+/**
+ * The previous memo entry when `raw` equals what it was validated from: the same object (an
+ * identity test) or equal plain data (`deepEqual`).
+ */
 export function reusedInput<T>(memo: ReadonlyMap<string, MemoEntry<T>> | undefined, name: string, raw: unknown) {
   const prev = memo?.get(name);
-  return prev !== undefined && deepEqual(raw, prev.source) ? prev : undefined;
+  if (prev === undefined) return undefined;
+  if (raw === prev.source || (prev.input !== undefined && prev.input.deref() === raw)) return prev;
+  return deepEqual(raw, prev.source) ? prev : undefined;
 }
 
 const HOST_TAG = /host_tag/i;

@@ -1,7 +1,8 @@
 /**
- * The routes file's JSON parsed in steps (address-books/lib/json-steps.ts): the same value as
- * `JSON.parse` (key order, duplicates, `__proto__`, odd whitespace), the same error for bad text,
- * one step per product or cluster, and the previous parse's values for unchanged members.
+ * The routes file's JSON parsed in steps from its bytes (address-books/lib/json-steps.ts): the
+ * same value as `JSON.parse` (key order, duplicates, `__proto__`, odd whitespace, multi-byte
+ * UTF-8), the same error for bad bytes, one step per product or cluster, and the previous parse's
+ * values (and section objects) for members whose bytes did not change.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,8 +15,8 @@ import { LocalRegistry } from '../../src/local-registry.ts';
 import { seededRandom } from '../../src/random.ts';
 import { tempDir } from '../harness/router.ts';
 
-function parse(p: JsonPieces, text: string): unknown {
-  return runToEnd(p.parse(text));
+function parse(p: JsonPieces, text: string | Buffer): unknown {
+  return runToEnd(p.parse(typeof text === 'string' ? Buffer.from(text) : text));
 }
 
 function errorOf(f: () => unknown): string {
@@ -52,6 +53,12 @@ const texts = [
   '{"products":{}}',
   '{"products":{"p":"a\\\\","q":"\\\\\\"\\\\","r":["\\\\"]}}',
   '{"products":"x","clusters":5}',
+  '{"products":{"é":{"hosts":["ü.test","\\u00fc"]},"日本":"語","a😀":["😀"]},"clusters":{"c":"\u2028"}}',
+  '{"products":{"p":1},"clusters":{"c":2},"products":{"q":3}}',
+  '{"products":5,"products":{"q":3}}',
+  '{"products":{"p":{"a":1}},"defaultProduct":"p","defaultProduct":"q"}',
+  '{"products":{"p":12,"q":"x","r":{"s":[1,{"t":"}]"}]}}}',
+  '{"products":{"a\\"b":1,"\\u0041":2}}',
 ];
 
 const bad = [
@@ -70,6 +77,10 @@ const bad = [
   '{"products":{"p":"\\x"}}',
   '{"a":1}x',
   '{"products":{"p":[}]}}',
+  '{"products":{"p":{"a":1}}},"clusters":{}}',
+  '{"products":{"p\u0001":1}}',
+  '{"products":{"p":1},"products":{"p":1}}',
+  '{"products":{"p":{"hosts":["é"]}}',
 ];
 
 describe('routes file JSON in steps', () => {
@@ -92,8 +103,90 @@ describe('routes file JSON in steps', () => {
     }
   });
 
+  it('reads bytes: a byte-order mark fails as JSON.parse fails; invalid UTF-8 reads as readFile decodes it', () => {
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(table))]);
+    const p = new JsonPieces();
+    parse(p, JSON.stringify(table));
+    expect(errorOf(() => parse(p, bom))).toBe(errorOf(() => JSON.parse(bom.toString('utf8'))));
+    expect(errorOf(() => parse(p, bom))).toMatch(/^SyntaxError: /);
+    const broken = Buffer.from(
+      '{"products":{"p":{"hosts":["a\xff\xc3.test"]},"\xe2q":"\xf0\x9f"},"clusters":{}}',
+      'latin1',
+    );
+    expect(parse(p, broken)).toStrictEqual(JSON.parse(broken.toString('utf8')));
+    expect(parse(p, broken)).toStrictEqual(JSON.parse(broken.toString('utf8')));
+  });
+
+  it('the previous values survive any sequence of edits (200 rounds against JSON.parse)', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const member = () =>
+      [
+        () => ({ hosts: [`h${rnd(5)}.test`, 'ü.test'], rules: [{ cond: 'default_t()', cluster: `c${rnd(3)}` }] }),
+        () => rnd(100),
+        () => `s${rnd(3)}`,
+        () => [rnd(3), { x: '}]"' }],
+        () => ({}),
+      ][rnd(5)]!();
+    const state: Record<string, Record<string, unknown>> = { products: {}, clusters: {} };
+    const p = new JsonPieces();
+    let last: Record<string, Record<string, unknown>> | undefined;
+    let lastIndent = -1;
+    for (let round = 0; round < 200; round++) {
+      const section = state[rnd(2) === 0 ? 'products' : 'clusters']!;
+      const name = ['a', 'b', 'c', 'é', '10'][rnd(5)]!;
+      const op = rnd(4);
+      if (op === 0) delete section[name];
+      else if (op === 1) {
+        // Move a member to the end: same bytes, another place.
+        const v = section[name];
+        delete section[name];
+        if (v !== undefined) section[name] = v;
+      } else section[name] = member();
+      const indent = rnd(3);
+      const text = JSON.stringify({ defaultProduct: 'a', ...state }, null, indent);
+      const value = parse(p, text) as Record<string, Record<string, unknown>>;
+      expect(JSON.stringify(value)).toBe(JSON.stringify(JSON.parse(text)));
+      expect(value).toStrictEqual(JSON.parse(text));
+      // Same indent, same bytes for an unchanged member (at any place): its previous object.
+      if (last !== undefined && indent === lastIndent) {
+        for (const key of ['products', 'clusters']) {
+          for (const [n, v] of Object.entries(value[key]!)) {
+            if (typeof v === 'object' && JSON.stringify(v) === JSON.stringify(last[key]![n])) {
+              expect(v).toBe(last[key]![n]);
+            }
+          }
+        }
+      }
+      last = value;
+      lastIndent = indent;
+    }
+  });
+
+  it('hands back the previous section object when no member of it changed', () => {
+    const p = new JsonPieces();
+    const one = parse(p, JSON.stringify(table)) as typeof table;
+    const changed = structuredClone(table);
+    changed.clusters.c1.subclusters.a.weight = 2;
+    const two = parse(p, JSON.stringify(changed)) as typeof table;
+    expect(two.products).toBe(one.products);
+    expect(two.clusters).not.toBe(one.clusters);
+    expect(two.conditions).not.toBe(one.conditions);
+    const moved = { ...changed, products: { 2: table.products[2], p1: table.products.p1 } };
+    const three = parse(p, JSON.stringify(moved)) as typeof table;
+    expect(three.products).toBe(two.products); // integer keys first: the same order as before
+    const reordered = { ...changed, products: { p1: table.products.p1, p3: table.products[2] } };
+    const four = parse(p, JSON.stringify(reordered)) as Record<string, Record<string, unknown>>;
+    expect(four.products).not.toBe(two.products);
+    expect(four.products!.p1).toBe(one.products.p1);
+    expect(four.products!.p3).toStrictEqual(table.products[2]);
+  });
+
   it('yields between the members of products and clusters', () => {
-    const steps = new JsonPieces().parse(JSON.stringify(table));
+    const steps = new JsonPieces().parse(Buffer.from(JSON.stringify(table)));
     let n = 0;
     while (!steps.next().done) n++;
     expect(n).toBe(3);

@@ -222,6 +222,100 @@ describe('snapshot reuse', () => {
     expect(next.hosts.lookup('a.test')?.where).toBe('addressBook.products.a.hosts[0]');
   });
 
+  it('the same input objects: matched by identity (no deepEqual), the validated records are the previous ones', () => {
+    const reads = { n: 0 };
+    const watched = (o: object) =>
+      new Proxy(o, {
+        ownKeys(target) {
+          reads.n++;
+          return Reflect.ownKeys(target);
+        },
+      });
+    const t = table();
+    for (const name of Object.keys(t.products)) t.products[name] = watched(t.products[name]);
+    // Not cb: the changed one is compared (deepEqual) with its previous input.
+    for (const name of ['ca', 'shared']) t.clusters[name] = watched(t.clusters[name]);
+    const first = compileRoutingTable(t);
+    reads.n = 0;
+    const next = compileRoutingTable({ ...t, clusters: { ...t.clusters, cb: one(9052) } }, { previous: first });
+    expect(reads.n).toBe(0);
+    expect(next.table.products).toBe(first.table.products);
+    expect(next.table.clusters).not.toBe(first.table.clusters);
+    expect(next.table.clusters.ca).toBe(first.table.clusters.ca);
+    expect(backendOf(next, 'b.test', '/x/1')).toBe('127.0.0.1:9052');
+    // Equal copies still match, by deepEqual.
+    const copy = compileRoutingTable(table(), { previous: next });
+    expect(copy.table.products.a).toBe(first.table.products.a);
+    expect(copy.clusters.get('ca')).toBe(first.clusters.get('ca'));
+  });
+
+  it('no product changed: the host and VIP tables are the previous ones; else filled or patched', () => {
+    const t = table();
+    const first = compileRoutingTable(t);
+    const clustersOnly = compileRoutingTable(
+      { ...t, clusters: { ...t.clusters, shared: one(9063) } },
+      { previous: first },
+    );
+    expect(clustersOnly.hosts).toBe(first.hosts);
+    expect(clustersOnly.vips).toBe(first.vips);
+    expect(backendOf(clustersOnly, 'c.test')).toBe('127.0.0.1:9063');
+    const same = compileRoutingTable(t, { previous: clustersOnly });
+    expect(same.hosts).toBe(first.hosts);
+    // A changed product, another order, another default product: not shared.
+    const changed = compileRoutingTable(
+      { ...t, products: { ...t.products, b: { hosts: ['b.test'] } } },
+      { previous: first },
+    );
+    expect(changed.hosts).not.toBe(first.hosts);
+    expect(changed.hosts.lookup('b2.test')).toBeUndefined();
+    const { a, ...rest } = t.products;
+    const reordered = compileRoutingTable({ ...t, products: { ...rest, a } }, { previous: first });
+    expect(reordered.hosts).not.toBe(first.hosts);
+    expect(reordered.hosts.size).toBe(first.hosts.size);
+    const withDefault = compileRoutingTable({ ...t, defaultProduct: 'a' }, { previous: first });
+    expect(withDefault.hosts).not.toBe(first.hosts);
+    expect(backendOf(withDefault, 'unknown.test')).toBe('127.0.0.1:9003');
+  });
+
+  it('a build with a host-tag rule never shares its host table', () => {
+    const t: Loose = {
+      products: {
+        web: {
+          hosts: ['w.test'],
+          hostTags: { gold: ['g.test'] },
+          rules: [{ cond: 'req_host_tag_in("gold")', cluster: 'gold' }],
+        },
+      },
+      clusters: { gold: one(9071) },
+    };
+    const first = compileRoutingTable(t);
+    const next = compileRoutingTable({ ...t, clusters: { gold: one(9072) } }, { previous: first });
+    expect(next.hosts).not.toBe(first.hosts);
+    expect(backendOf(next, 'g.test')).toBe('127.0.0.1:9072');
+  });
+
+  it('sections that are not plain records are validated as before (same table, same errors)', () => {
+    const messageOf = (input: unknown) => {
+      try {
+        compileRoutingTable(input);
+      } catch (e) {
+        if (isSwitchboardError(e)) return e.message;
+        throw e;
+      }
+      return 'compiled';
+    };
+    const parsed = JSON.parse('{"products":{"__proto__":{"hosts":["x.test"]},"a":{"hosts":["a.test"]}},"clusters":{}}');
+    expect(Object.keys(compileRoutingTable(parsed).table.products)).toEqual(['a']);
+    expect(messageOf({ products: { '': { hosts: ['x.test'] } } })).toMatch(/products/);
+    expect(messageOf({ products: [] })).toMatch(/products/);
+    expect(messageOf({ products: null })).toMatch(/products/);
+    expect(messageOf({ clusters: 5, products: {} })).toMatch(/clusters/);
+    expect(messageOf({ products: {}, extra: 1 })).toMatch(/extra/);
+    expect(JSON.stringify(compileRoutingTable({ clusters: {}, conditions: {} }).table)).toBe(
+      '{"conditions":{},"products":{},"clusters":{}}',
+    );
+  });
+
   it('deepEqual: plain data, keys in order', () => {
     expect(deepEqual({ a: [1, { b: 'x' }] }, { a: [1, { b: 'x' }] })).toBe(true);
     expect(deepEqual({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
