@@ -55,7 +55,8 @@ describe.each(PANELS)('a throw on the request path, on %s', (_name, extra) => {
     await backend?.close();
   });
 
-  it('closes that connection or stream only; the router serves on and nothing leaks', async () => {
+  /** The router with the throwing operator: product `p` (every host) to the live backend, plus `more`. */
+  async function start(more: { products?: object; clusters?: object } = {}) {
     backend = await startProxiedHttpBackend('web');
     const dir = await tempDir({ 'operator.ts': OPERATOR });
     router = await startTestRouter(
@@ -66,8 +67,9 @@ describe.each(PANELS)('a throw on the request path, on %s', (_name, extra) => {
         limits: { idleTimeout: '1s' },
         addressBook: {
           name: 'bfe',
-          products: { p: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
+          products: { ...more.products, p: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
           clusters: {
+            ...more.clusters,
             c: { proxyProtocol: 'v2', subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } },
           },
         },
@@ -75,11 +77,26 @@ describe.each(PANELS)('a throw on the request path, on %s', (_name, extra) => {
       { dir },
     );
     const r = router;
-    const port = r.port();
     const workers = typeof extra.panel === 'object' ? (r.router.panel as unknown as WorkerPanel) : undefined;
     const startedAt = workers?.workers().map((w) => w.startedAt);
     const baseline = resources();
+    /** After the throws: one internal_error line, the next client served, no thread restarted, nothing leaked. */
+    const servesOn = async () => {
+      await eventually(() => r.access.some((a) => a.result === 'internal_error'), 10_000, 'an internal_error line');
+      const ok = await rawRequest(r.port(), req('ok.test', true), { timeoutMs: 10_000 });
+      expect(statusOf(ok)).toBe(200);
+      if (workers !== undefined) {
+        expect(workers.workers().map((w) => w.startedAt)).toEqual(startedAt);
+        await eventually(() => Object.values(workers.connectionsByListener()).every((n) => n === 0));
+      } else {
+        await expectNoLeaks(r, baseline);
+      }
+    };
+    return { port: r.port(), servesOn };
+  }
 
+  it('closes that connection or stream only; the router serves on and nothing leaks', async () => {
+    const { port, servesOn } = await start();
     // More than the listener's 4 slots: a leaked slot would refuse the last ones. The first
     // request of each connection is served, the second (same keep-alive connection) throws;
     // per-connection routing decides once, on the first head, so that one throws there.
@@ -90,63 +107,23 @@ describe.each(PANELS)('a throw on the request path, on %s', (_name, extra) => {
       });
       expect(statusOf(res)).toBe(once ? 0 : 200);
     }
-    await eventually(() => r.access.some((a) => a.result === 'internal_error'), 10_000, 'an internal_error line');
-
-    const ok = await rawRequest(port, req('ok.test', true), { timeoutMs: 10_000 });
-    expect(statusOf(ok)).toBe(200);
-    if (workers !== undefined) {
-      expect(workers.workers().map((w) => w.startedAt)).toEqual(startedAt);
-      await eventually(() => Object.values(workers.connectionsByListener()).every((n) => n === 0));
-    } else {
-      await expectNoLeaks(r, baseline);
-    }
+    await servesOn();
   });
 
   it('a throw on a retry (inside the failed connect) closes that request only', async () => {
-    backend = await startProxiedHttpBackend('web');
     const dead = await closedPort();
-    const dir = await tempDir({ 'operator.ts': OPERATOR });
-    router = await startTestRouter(
-      {
-        ...extra,
-        operator: './operator.ts',
-        listeners: [{ name: 'web', address: '127.0.0.1:0', maxConnections: 4 }],
-        limits: { idleTimeout: '1s' },
-        addressBook: {
-          name: 'bfe',
-          products: {
-            r: { hosts: ['retry.test'], rules: [{ cond: 'default_t()', cluster: 'dead' }] },
-            p: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'c' }] },
-          },
-          clusters: {
-            dead: { retries: 1, subclusters: { s: { weight: 1, backends: [{ address: `127.0.0.1:${dead}` }] } } },
-            c: { proxyProtocol: 'v2', subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } },
-          },
-        },
+    const { port, servesOn } = await start({
+      products: { r: { hosts: ['retry.test'], rules: [{ cond: 'default_t()', cluster: 'dead' }] } },
+      clusters: {
+        dead: { retries: 1, subclusters: { s: { weight: 1, backends: [{ address: `127.0.0.1:${dead}` }] } } },
       },
-      { dir },
-    );
-    const r = router;
-    const port = r.port();
-    const workers = typeof extra.panel === 'object' ? (r.router.panel as unknown as WorkerPanel) : undefined;
-    const startedAt = workers?.workers().map((w) => w.startedAt);
-    const baseline = resources();
-
+    });
     // The first failed connect may mark the dead backend down: later requests are then 503
     // no_backend without a retry. Each is answered or closed, none hangs.
     for (let i = 0; i < 6; i++) {
       const res = await rawRequest(port, req('retry.test', true), { timeoutMs: 10_000 });
       expect([0, 500, 503]).toContain(statusOf(res));
     }
-    await eventually(() => r.access.some((a) => a.result === 'internal_error'), 10_000, 'an internal_error line');
-
-    const ok = await rawRequest(port, req('ok.test', true), { timeoutMs: 10_000 });
-    expect(statusOf(ok)).toBe(200);
-    if (workers !== undefined) {
-      expect(workers.workers().map((w) => w.startedAt)).toEqual(startedAt);
-      await eventually(() => Object.values(workers.connectionsByListener()).every((n) => n === 0));
-    } else {
-      await expectNoLeaks(r, baseline);
-    }
+    await servesOn();
   });
 });
