@@ -18,13 +18,13 @@
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-gc.ts
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BackendEntry } from '../src/types.ts';
+import { startReloadBook } from './lib/reload-book.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
 const { values: flags } = parseArgs({
@@ -100,33 +100,7 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
     snapshotChanged: (book: { listBackends(): Iterable<BackendEntry> }) => syncer.sync(book),
   };
   const routes = (port: number) => compileRoutingTable(table(port)).table;
-  let reload: (port: number) => Promise<unknown>;
-  if (book === 'sqlite') {
-    const { initDatabase } = await imp('address-books/sqlite/schema.ts');
-    const { writeRoutingTable } = await imp('address-books/sqlite/write.ts');
-    const { sqliteAddressBook } = await imp('address-books/sqlite/book.ts');
-    const w = new DatabaseSync(join(dir, 'routes.db'));
-    initDatabase(w);
-    writeRoutingTable(w, routes(9001));
-    const options = sqliteAddressBook.options.parse({ path: 'routes.db', pollInterval: 3_600_000 });
-    const b = sqliteAddressBook.create(options, context);
-    await b.start();
-    reload = async (port) => {
-      w.exec(`UPDATE backends SET address = '127.0.0.1:${port}' WHERE cluster = 'c0'`);
-      if (!(await b.poll())) throw new Error('bench: the poll did not swap');
-    };
-  } else {
-    const { bfeAddressBook } = await imp('address-books/bfe/book.ts');
-    writeFileSync(join(dir, 'routes.json'), JSON.stringify(routes(9001)));
-    const b = bfeAddressBook.create(bfeAddressBook.options.parse({ routes: 'routes.json' }), context);
-    await b.start();
-    const texts = [JSON.stringify(routes(9101)), JSON.stringify(routes(9102))];
-    let i = 0;
-    reload = async () => {
-      writeFileSync(join(dir, 'routes.json'), texts[i++ % 2]!);
-      if (!(await b.reload())) throw new Error('bench: the reload did not swap');
-    };
-  }
+  const reload = await startReloadBook(book, imp, dir, context, routes);
   // Short-lived garbage between reload slices, as request handling makes (about 1 MB per 10 ms).
   // (The CPU time of single turns is not measured: on this kernel both getrusage and
   // /proc/thread-self/schedstat advance in 4 ms ticks.)

@@ -14,14 +14,14 @@
  *   SWB_BENCH_BASELINE=/path/to/a/checkout node bench/reload-turns.ts
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BackendEntry } from '../src/types.ts';
+import { startReloadBook } from './lib/reload-book.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
 const { values: flags } = parseArgs({
@@ -33,6 +33,11 @@ const { values: flags } = parseArgs({
     dir: { type: 'string' },
   },
 });
+if (flags.book !== 'sqlite' && flags.book !== 'bfe') {
+  console.error(`reload-turns: --book must be sqlite or bfe, not ${flags.book}`);
+  process.exit(2);
+}
+const BOOK: 'sqlite' | 'bfe' = flags.book;
 
 interface Span {
   t0: number;
@@ -53,7 +58,7 @@ function table(port: number): Record<string, unknown> {
 }
 
 /** One child: the book of `root` under the allocation loop, `reloads` reloads timed turn by turn. */
-async function child(root: string, dir: string, reloads: number, which: string): Promise<void> {
+async function child(root: string, dir: string, reloads: number, which: 'sqlite' | 'bfe'): Promise<void> {
   const imp = (p: string) => import(pathToFileURL(join(root, p)).href);
   const { compileRoutingTable } = await imp('address-books/bfe/compile.ts');
   const { pino } = await import('pino');
@@ -77,33 +82,7 @@ async function child(root: string, dir: string, reloads: number, which: string):
     },
   };
   const routes = (port: number) => compileRoutingTable(table(port)).table;
-  let reload: (port: number) => Promise<void>;
-  if (which === 'bfe') {
-    const { bfeAddressBook } = await imp('address-books/bfe/book.ts');
-    writeFileSync(join(dir, 'routes.json'), JSON.stringify(routes(9001)));
-    const book = bfeAddressBook.create(bfeAddressBook.options.parse({ routes: 'routes.json' }), context);
-    await book.start();
-    const texts = [JSON.stringify(routes(9101)), JSON.stringify(routes(9102))];
-    let i = 0;
-    reload = async () => {
-      writeFileSync(join(dir, 'routes.json'), texts[i++ % 2]!);
-      if (!(await book.reload())) throw new Error('bench: the reload did not swap');
-    };
-  } else {
-    const { initDatabase } = await imp('address-books/sqlite/schema.ts');
-    const { writeRoutingTable } = await imp('address-books/sqlite/write.ts');
-    const { sqliteAddressBook } = await imp('address-books/sqlite/book.ts');
-    const w = new DatabaseSync(join(dir, 'routes.db'));
-    initDatabase(w);
-    writeRoutingTable(w, routes(9001));
-    const options = sqliteAddressBook.options.parse({ path: 'routes.db', pollInterval: 3_600_000 });
-    const book = sqliteAddressBook.create(options, context);
-    await book.start();
-    reload = async (port) => {
-      w.exec(`UPDATE backends SET address = '127.0.0.1:${port}' WHERE cluster = 'c0'`);
-      if (!(await book.poll())) throw new Error('bench: the poll did not swap');
-    };
-  }
+  const reload = await startReloadBook(which, imp, dir, context, routes);
   // The allocation loop of reload-gc.ts, each turn timed.
   let stop = false;
   let keep: unknown[] = [];
@@ -170,7 +149,7 @@ async function child(root: string, dir: string, reloads: number, which: string):
 }
 
 if (flags.root !== undefined) {
-  await child(flags.root, flags.dir!, Number(flags.reloads), flags.book!);
+  await child(flags.root, flags.dir!, Number(flags.reloads), BOOK);
   process.exit(0);
 }
 
