@@ -29,7 +29,8 @@ import type { Snapshot } from '../bfe/snapshot.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
 import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
-import { type ReadBase, readBfeChangedSteps, readBfeSteps, readServerSteps, readStepsInTransaction } from './read.ts';
+import { readBfeSteps, readServerSteps, readStepsInTransaction } from './read.ts';
+import { type ReadBase, readBfeChangedSteps } from './read-changed.ts';
 import { Labels } from './relabel.ts';
 import { compileBfeRead, compileBfeReadSliced, compileClassicRead, type StoreRead } from './view.ts';
 

@@ -4,7 +4,7 @@
  * the product or cluster the row belongs to, in the writer's own transaction, so any writer
  * (`switchboard db`, sqlite3, an application) is logged. A reload that knows the log revision
  * of its previous read reads only the products and clusters named since (`readBfeChangedSteps`,
- * `read.ts`); it reads every table instead when the log cannot say what changed:
+ * `read-changed.ts`); it reads every table instead when the log cannot say what changed:
  *
  * - no previous read (start), or the previous read had row problems (its rows are not all
  *   accounted for by names: a row of a product that did not exist);

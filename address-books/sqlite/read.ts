@@ -6,11 +6,11 @@
  *
  * The readers are steps (`../lib/sliced.ts`) that yield every ROW_BATCH rows, so the book can
  * read a 10,000-host database in slices (`readStepsInTransaction`); `readBfeRows` and
- * `readServerRows` run them to the end at once (`db export`, benchmarks).
+ * `readServerRows` run them to the end at once (`db export`, benchmarks). A reload's read of
+ * only what the change log names is `read-changed.ts`.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
-import { type Changed, changedSince, type LogPosition, logPosition } from './changes.ts';
 import { Labels } from './relabel.ts';
 import {
   BACKEND_KEYS,
@@ -22,7 +22,7 @@ import {
 } from './reuse-rows.ts';
 
 type Row = Record<string, unknown>;
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** What `readBfeRows` assembled: the table input, where each part came from, and row problems. */
 export interface RowsRead {
@@ -107,7 +107,7 @@ function* each(db: DatabaseSync, sql: string, use: (r: Row) => void, names?: str
  * `each` with every row as an array of the columns `sql` names, in order: node:sqlite builds an
  * array several times faster than an object per row, which counts on the 10,000-row tables.
  */
-function* eachArray(db: DatabaseSync, sql: string, use: (r: unknown[]) => void, names?: string): Steps<void> {
+export function* eachArray(db: DatabaseSync, sql: string, use: (r: unknown[]) => void, names?: string): Steps<void> {
   const stmt = db.prepare(sql);
   stmt.setReturnArrays(true);
   let n = 0;
@@ -136,7 +136,7 @@ const POLICY_COLUMNS = [
 ] as const;
 
 /** The clusters (`names`: only these, a JSON array), built against `previous` (`reuse-rows.ts`). */
-function* readClusters(
+export function* readClusters(
   db: DatabaseSync,
   labels: Labels | undefined,
   problems: string[],
@@ -205,7 +205,7 @@ function* readClusters(
 }
 
 /** The products (`names`: only these, a JSON array), built against `previous` (`reuse-rows.ts`). */
-function* readProducts(
+export function* readProducts(
   db: DatabaseSync,
   labels: Labels | undefined,
   problems: string[],
@@ -322,7 +322,7 @@ export function* readBfeSteps(db: DatabaseSync, labelled = true, previous?: unkn
 }
 
 /** `defaultProduct` (meta) and `conditions` into `input`, in that key order; `conditions`: false keeps `base`'s. */
-function* readHead(db: DatabaseSync, input: Json, labels: Labels | undefined, base?: Json): Steps<void> {
+export function* readHead(db: DatabaseSync, input: Json, labels: Labels | undefined, base?: Json): Steps<void> {
   const meta = db.prepare("SELECT value FROM meta WHERE key = 'defaultProduct'").get() as Row | undefined;
   if (meta !== undefined) {
     input.defaultProduct = meta.value;
@@ -340,114 +340,6 @@ function* readHead(db: DatabaseSync, input: Json, labels: Labels | undefined, ba
     conditions++;
   });
   if (conditions > 0) input.conditions = named;
-}
-
-/** A read the next `readBfeChangedSteps` can start from: its input and where it stood in the change log. */
-export interface ReadBase {
-  readonly input: unknown;
-  readonly position: LogPosition;
-}
-
-/** What `readBfeChangedSteps` read. */
-export interface ChangedRead extends RowsRead {
-  /** Where the read stands in the change log; undefined when the file has no (complete) log. */
-  readonly position: LogPosition | undefined;
-  /** True when only the products and clusters named in the log were read. */
-  readonly partial: boolean;
-}
-
-/**
- * A reload's read (`changes.ts`): with `base`, the previous read without problems, only the
- * products and clusters the change log names since it are read (and `meta`, and `conditions`
- * when written), the rest is `base`'s objects; every table otherwise (`readBfeSteps` without
- * labels, `previous` as there). The input is equal either way (keys in order); a partial read
- * that meets a row problem reads every table instead, so problems come as a whole read gives
- * them.
- */
-export function* readBfeChangedSteps(
-  db: DatabaseSync,
-  base: ReadBase | undefined,
-  previous?: unknown,
-): Steps<ChangedRead> {
-  const position = logPosition(db);
-  if (position !== undefined && base !== undefined) {
-    const changed = changedSince(db, base.position, position);
-    if (changed !== undefined) {
-      const read = yield* readChanged(db, base.input, changed);
-      if (read !== undefined) return { ...read, position, partial: true };
-    }
-  }
-  return { ...(yield* readBfeSteps(db, false, previous)), position, partial: false };
-}
-
-/** `base` with the `changed` products and clusters read again; undefined when only a whole read can tell. */
-function* readChanged(db: DatabaseSync, base: unknown, changed: Changed): Steps<RowsRead | undefined> {
-  if (!isObject(base)) return undefined;
-  const problems: string[] = [];
-  const input: Json = {};
-  yield* readHead(db, input, undefined, changed.conditions ? undefined : base);
-  const products = yield* readNamed(db, base.products, changed.products, 'products', (names) =>
-    readProducts(db, undefined, problems, base, names),
-  );
-  if (products === undefined || problems.length > 0) return undefined;
-  input.products = products;
-  const clusters = yield* readNamed(db, base.clusters, changed.clusters, 'clusters', (names) =>
-    readClusters(db, undefined, problems, base, names),
-  );
-  if (clusters === undefined || problems.length > 0) return undefined;
-  input.clusters = clusters;
-  return { input, labels: new Labels(), labelled: false, problems };
-}
-
-/**
- * `old` (a read's `products` or `clusters`) with the members `names` read again by `read`: the
- * same object when each came out identical, the same keys in the same order when none came or
- * went, and otherwise every name of `table` in the table's order (as a whole read orders them).
- */
-function* readNamed(
-  db: DatabaseSync,
-  old: unknown,
-  names: readonly string[],
-  table: 'products' | 'clusters',
-  read: (names: string) => Steps<Json>,
-): Steps<Json | undefined> {
-  if (!isObject(old) || names.includes('__proto__')) return undefined;
-  if (names.length === 0) return old;
-  const fresh = yield* read(JSON.stringify(names));
-  let sameKeys = true;
-  let same = true;
-  for (const name of names) {
-    const had = Object.hasOwn(old, name);
-    if (had !== Object.hasOwn(fresh, name)) sameKeys = false;
-    else if (had && fresh[name] !== old[name]) same = false;
-  }
-  if (sameKeys && same) return old;
-  const out: Json = {};
-  if (sameKeys) {
-    for (const name of Object.keys(old)) out[name] = Object.hasOwn(fresh, name) ? fresh[name] : old[name];
-    return out;
-  }
-  const changed = new Set(names);
-  const found = (name: string): boolean => {
-    if (changed.has(name)) {
-      if (!Object.hasOwn(fresh, name)) return false;
-      out[name] = fresh[name];
-    } else {
-      // Not written since `old` was read, so it was there (the log is complete).
-      if (!Object.hasOwn(old, name)) return false;
-      out[name] = old[name];
-    }
-    return true;
-  };
-  let complete = true;
-  yield* eachArray(db, `SELECT name FROM ${table} ORDER BY name`, (r) => {
-    if (complete) complete = found(String(r[0]));
-  });
-  return complete ? out : undefined;
-}
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Reads the classic `servers` table into the `file` book's list form (backends: JSON array or spaces). */

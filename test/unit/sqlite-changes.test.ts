@@ -1,6 +1,6 @@
 /**
  * The sqlite book reads only what the change log names (address-books/sqlite/changes.ts,
- * read.ts `readBfeChangedSteps`): over random edits of every table from a second connection
+ * read-changed.ts `readBfeChangedSteps`): over random edits of every table from a second connection
  * (inserts, updates, deletes, renames, INSERT OR REPLACE and UPDATE OR REPLACE that move a row
  * to another product, bad rows) each read equals a fresh whole read (keys in order, problems);
  * and the whole read is taken whenever the log cannot tell: the first read, a file of schema
@@ -16,13 +16,8 @@ import { describe, expect, it } from 'vitest';
 import { runToEnd } from '../../address-books/lib/sliced.ts';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { MAX_ENTRIES } from '../../address-books/sqlite/changes.ts';
-import {
-  type ChangedRead,
-  type ReadBase,
-  readBfeChangedSteps,
-  readBfeSteps,
-  readStepsInTransaction,
-} from '../../address-books/sqlite/read.ts';
+import { readBfeSteps, readStepsInTransaction } from '../../address-books/sqlite/read.ts';
+import { type ChangedRead, type ReadBase, readBfeChangedSteps } from '../../address-books/sqlite/read-changed.ts';
 import { initDatabase, SCHEMA_SQL } from '../../address-books/sqlite/schema.ts';
 import { LocalRegistry } from '../../src/local-registry.ts';
 import { seededRandom } from '../../src/random.ts';
