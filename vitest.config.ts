@@ -13,9 +13,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // V8 13.6 (Node 24) can abort a process whose worker threads tier up WASM→JS import wrappers
-    // (src/peek/llhttp.ts keepGenericWasmWrappers): the budget is set at process start too, so
-    // it holds before any isolate exists, not only from llhttp's first instantiation.
+    // V8 13.6 (Node 24) can abort a process whose threads tier up WASM→JS import wrappers. The
+    // router's own WASM makes no such call (src/peek/llhttp-counters.ts); the test processes also
+    // run undici's llhttp (fetch), whose callbacks are JS, so its wrappers are kept from tiering up.
     execArgv: ['--wasm-wrapper-tiering-budget=2147483647'],
   },
 });

@@ -1,33 +1,43 @@
 /**
- * What llhttp's cross-check callbacks record, done inside WebAssembly (issue 18): three small
- * functions put in llhttp's function table in place of the JS callbacks, so a head costs no
- * WASM→JS call at all (each one goes through V8's generic wrapper, llhttp.ts). They write
- * into four int32 at `base` in llhttp's own memory, which llhttp.ts reads after the execute:
+ * llhttp's callbacks, done inside WebAssembly (issue 18): every function llhttp's module imports
+ * is one of this module's, so llhttp never calls into JS. A WASM→JS call goes through one of V8's
+ * wrappers, which cost ~0.15 µs each and, worse, V8 13.6 (Node 24) can abort the process while
+ * tiering those wrappers up with several isolates running (the worker panel's threads: a
+ * `V8_Fatal` in `ThreadIsolation::UnregisterWasmAllocation` under
+ * `Runtime_TierUpWasmToJSWrapper`, seen as intermittent SIGSEGV/SIGTRAP in CI). A WASM→WASM
+ * import needs no wrapper. The callbacks the cross-check reads write four int32 at the start of
+ * this module's own one-page memory, which llhttp.ts reads after each execute:
  *
- *   [base + 0]  offset of the URL's first span (-1: none yet, -2: spans not contiguous)
- *   [base + 4]  end of the URL's last span
- *   [base + 8]  field lines seen (one `on_header_field` span each)
- *   [base + 12] 1 once the head is complete (`on_headers_complete`)
+ *   [0]   offset of the URL's first span in llhttp's memory (-1: none yet, -2: not contiguous)
+ *   [4]   end of the URL's last span
+ *   [8]   field lines seen (one `on_header_field` span each)
+ *   [12]  1 once the head is complete (`on_headers_complete`)
  *
- * The module is 200 bytes, assembled by hand (no toolchain in the project); its text form:
+ * The others (message begin and end, status, field values, body) return 0: continue.
  *
- *   (import "env" "memory" (memory 0)) (import "env" "base" (global $b i32))
- *   (func (export "url") (param $p i32) (param $at i32) (param $n i32) (result i32)
- *     (if (i32.eq (i32.load (global.get $b)) (i32.const -1))
- *       (then (i32.store (global.get $b) (local.get $at)))
- *       (else (if (i32.ne (local.get $at) (i32.load offset=4 (global.get $b)))
- *         (then (i32.store (global.get $b) (i32.const -2))))))
- *     (i32.store offset=4 (global.get $b) (i32.add (local.get $at) (local.get $n)))
- *     (i32.const 0))
- *   (func (export "field") (param i32 i32 i32) (result i32)
- *     (i32.store offset=8 (global.get $b) (i32.add (i32.load offset=8 (global.get $b)) (i32.const 1)))
- *     (i32.const 0))
- *   (func (export "complete") (param i32) (result i32)
- *     (i32.store offset=12 (global.get $b) (i32.const 1)) (i32.const 0))
+ * The module is 191 bytes, assembled by hand from this text form (no toolchain in the project;
+ * `wat2wasm` from Debian's wabt makes the same bytes):
+ *
+ *   (module
+ *     (memory (export "memory") 1)
+ *     (func (export "url") (param $p i32) (param $at i32) (param $n i32) (result i32)
+ *       (if (i32.eq (i32.load (i32.const 0)) (i32.const -1))
+ *         (then (i32.store (i32.const 0) (local.get $at)))
+ *         (else (if (i32.ne (local.get $at) (i32.load offset=4 (i32.const 0)))
+ *           (then (i32.store (i32.const 0) (i32.const -2))))))
+ *       (i32.store offset=4 (i32.const 0) (i32.add (local.get $at) (local.get $n)))
+ *       (i32.const 0))
+ *     (func (export "field") (param i32 i32 i32) (result i32)
+ *       (i32.store offset=8 (i32.const 0) (i32.add (i32.load offset=8 (i32.const 0)) (i32.const 1)))
+ *       (i32.const 0))
+ *     (func (export "complete") (param i32 i32 i32 i32) (result i32)
+ *       (i32.store offset=12 (i32.const 0) (i32.const 1)) (i32.const 0))
+ *     (func (export "span") (param i32 i32 i32) (result i32) (i32.const 0))
+ *     (func (export "event") (param i32) (result i32) (i32.const 0)))
  */
 
 const BYTES =
-  'AGFzbQEAAAABDQJgA39/fwF/YAF/AX8CGwIDZW52Bm1lbW9yeQIAAANlbnYEYmFzZQN/AAMEAwAAAQcaAwN1cmwAAAVmaWVsZAABCGNvbXBsZXRlAAIKUwMzACMAKAIAQX9GBEAjACABNgIABSABIwAoAgRHBEAjAEF+NgIACwsjACABIAJqNgIEQQALEQAjACMAKAIIQQFqNgIIQQALCwAjAEEBNgIMQQAL';
+  'AGFzbQEAAAABFQNgA39/fwF/YAR/f39/AX9gAX8BfwMGBQAAAQACBQMBAAEHMgYGbWVtb3J5AgADdXJsAAAFZmllbGQAAQhjb21wbGV0ZQACBHNwYW4AAwVldmVudAAECl0FMwBBACgCAEF/RgRAQQAgATYCAAUgAUEAKAIERwRAQQBBfjYCAAsLQQAgASACajYCBEEACxEAQQBBACgCCEEBajYCCEEACwsAQQBBATYCDEEACwQAQQALBABBAAs=';
 
 /** The parts of the WebAssembly API used here (the project's TypeScript libs do not declare it). */
 interface Wasm {
@@ -36,15 +46,23 @@ interface Wasm {
 }
 const { Module, Instance } = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
-/** The three callbacks, as WebAssembly functions (for a function table). */
+/** The callbacks, as WebAssembly functions, and the memory they write to. */
 export interface Counters {
+  readonly memory: { readonly buffer: ArrayBuffer };
+  /** (parser, at, length): notes the URL's span. */
   readonly url: unknown;
+  /** (parser, at, length): counts a field line. */
   readonly field: unknown;
+  /** (parser and three words llhttp-wasm passes): notes the end of the head. */
   readonly complete: unknown;
+  /** (parser, at, length): a span nothing reads. */
+  readonly span: unknown;
+  /** (parser): an event nothing reads. */
+  readonly event: unknown;
 }
 
-/** Instantiates the counters over `memory` (llhttp's), writing at `base`. */
-export function counters(memory: unknown, base: number): Counters {
-  const instance = new Instance(new Module(Buffer.from(BYTES, 'base64')), { env: { memory, base } });
+/** Instantiates the counters (one per llhttp instance, i.e. per thread). */
+export function counters(): Counters {
+  const instance = new Instance(new Module(Buffer.from(BYTES, 'base64')), {});
   return instance.exports as Counters;
 }

@@ -15,16 +15,17 @@
  *    call each), keeps them in arrays, builds a message object and mallocs/frees the input per
  *    call; the cross-check needs none of that. Our callbacks only record where the URL is and
  *    count field lines; nothing is allocated per head except on a refusal (the reason text).
- * 6. Only those three callbacks are called at all (`slimSettings`): the others are left out of
- *    the parser's settings; and the three run inside WebAssembly (`inWasm`,
- *    llhttp-counters.ts), so llhttp makes no WASM→JS call at all. Both are checked on a sample
- *    head at instantiation; the JS callbacks stay wherever a check fails.
+ * 6. Every callback is a WebAssembly function (llhttp-counters.ts), bound as llhttp's imports, so
+ *    llhttp never calls into JS: not per head, not in the start-up probe. That is both cheaper
+ *    and what keeps V8 13.6 from aborting (llhttp-counters.ts says how).
+ * 7. Only the three callbacks the cross-check reads are called at all (`slimSettings`): the
+ *    others are left out of the parser's settings, checked on a sample head at instantiation;
+ *    llhttp-wasm's own settings stay if that check fails.
  */
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setFlagsFromString } from 'node:v8';
-import { counters as wasmCounters } from './llhttp-counters.ts';
+import { type Counters, counters as wasmCounters } from './llhttp-counters.ts';
 
 /** What llhttp saw in one head, or the reason it refused it. */
 export type LlhttpResult =
@@ -72,7 +73,7 @@ interface Exports {
   llhttp_get_error_reason(p: number): number;
 }
 
-/** What the callbacks of the one execute in progress saw (one head at a time, synchronously). */
+/** What llhttp's callbacks saw in the one execute in progress (one head at a time, synchronously). */
 let urlAt = -1;
 let urlEnd = -1;
 let fields = 0;
@@ -88,56 +89,41 @@ function wasmBytes(): Uint8Array {
 }
 
 let wasm: Exports | undefined;
-
-/**
- * V8 13.6 (Node 24) can abort the process (`V8_Fatal` in `ThreadIsolation::UnregisterWasmAllocation`,
- * from `Runtime_TierUpWasmToJSWrapper` freeing dead import wrappers) when WASM→JS calls tier up
- * their wrappers while several isolates, i.e. the worker panel's threads, run this module: seen as
- * an intermittent SIGSEGV/SIGTRAP of worker-panel test processes, a core dump's stack is the one
- * above. The callbacks above stay on V8's generic wrapper instead (no tier-up: the budget is never
- * spent). The flag is process-wide and read when a module is instantiated, so it is set first.
- */
-function keepGenericWasmWrappers(): void {
-  setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
-}
+/** llhttp's callbacks and the four int32 they write (llhttp-counters.ts); made with `wasm`. */
+let callbacks: Counters | undefined;
+let seen: Int32Array | undefined;
 
 function instantiate(): Exports {
-  keepGenericWasmWrappers();
+  const c = wasmCounters();
   const mod = new Module(wasmBytes());
-  const instance = new Instance(mod, {
-    env: {
-      wasm_on_message_begin: () => 0,
-      wasm_on_url: (_p: number, at: number, length: number) => {
-        if (urlAt === -1) urlAt = at;
-        else if (at !== urlEnd) urlAt = -2; // not contiguous: cannot be one target
-        urlEnd = at + length;
-        return 0;
-      },
-      wasm_on_status: () => 0,
-      wasm_on_header_field: () => {
-        fields++;
-        return 0;
-      },
-      wasm_on_header_value: () => 0,
-      wasm_on_headers_complete: () => {
-        complete = true;
-        return 0;
-      },
-      wasm_on_body: () => 0,
-      wasm_on_message_complete: () => 0,
-    },
-  });
+  const instance = new Instance(mod, { env: envOf(c) });
   const e = instance.exports as unknown as Exports;
   e._initialize();
+  callbacks = c;
+  // The counters' memory is one page that never grows: this view stays attached.
+  seen = new Int32Array(c.memory.buffer, 0, 4);
   return e;
+}
+
+/** llhttp-wasm's imports, each bound to a WebAssembly function. */
+function envOf(c: Counters): Record<string, unknown> {
+  return {
+    wasm_on_message_begin: c.event,
+    wasm_on_url: c.url,
+    wasm_on_status: c.span,
+    wasm_on_header_field: c.field,
+    wasm_on_header_value: c.span,
+    wasm_on_headers_complete: c.complete,
+    wasm_on_body: c.span,
+    wasm_on_message_complete: c.event,
+  };
 }
 
 /**
  * llhttp's settings with only the callbacks the cross-check reads (issue 18): the URL, each
  * field name and the end of the head. llhttp-wasm's own settings also name message begin/end,
- * status, body and every field value; each is a WASM→JS call through V8's generic wrapper
- * (~0.15 µs each, above), and llhttp calls none of them when its settings slot is empty
- * (llhttp's documented NULL callback), so the grammar it checks is the same. Which slot names
+ * status, body and every field value; each is a call into the counters module for nothing, and
+ * llhttp calls none of them when its settings slot is empty (llhttp's documented NULL callback), so the grammar it checks is the same. Which slot names
  * which import is found by probing, not assumed from a struct layout: each non-empty slot of
  * the settings llhttp_alloc installed is tried alone on a sample head and kept only when it
  * reaches one of the three callbacks. Undefined (llhttp-wasm's own settings stay) when the
@@ -152,99 +138,36 @@ function slimSettings(e: Exports): number | undefined {
   const words = new DataView(e.memory.buffer);
   const full = probe(e, p, orig);
   const keep: number[] = [];
-  /** The slots of the URL, field-name and head-complete callbacks. */
-  const slots = [-1, -1, -1];
   for (let at = 0; at < size; at += 4) {
     const fn = words.getUint32(orig + at, true);
     if (fn === 0) continue;
     e.llhttp_settings_init(slim);
     new DataView(e.memory.buffer).setUint32(slim + at, fn, true);
-    const seen = probe(e, p, slim);
-    if (seen === EMPTY_PROBE) continue;
+    if (probe(e, p, slim) === EMPTY_PROBE) continue;
     keep.push(at, fn);
-    slots[urlAt !== -1 ? 0 : fields > 0 ? 1 : 2] = at;
   }
   e.llhttp_settings_init(slim);
   const view = new DataView(e.memory.buffer);
   for (let i = 0; i < keep.length; i += 2) view.setUint32(slim + keep[i]!, keep[i + 1]!, true);
   const same = probe(e, p, slim) === full && full !== EMPTY_PROBE;
-  if (same) {
-    callbacks = keep.length / 2;
-    if (keep.length === 6 && !slots.includes(-1)) inWasm(e, p, slim, slots, full);
-    e.llhttp_free(p);
-    return slim;
-  }
   e.llhttp_free(p);
+  if (same) return slim;
   e.free(slim);
   return undefined;
 }
 
-/**
- * Puts the three callbacks of `slim` (at `slots`: URL, field name, head complete) into WASM
- * (llhttp-counters.ts): no WASM→JS call per head. Kept only when llhttp then sees the sample
- * head as with the JS callbacks (`full`); otherwise the JS callbacks stay.
- */
-function inWasm(e: Exports, p: number, slim: number, slots: readonly number[], full: string): void {
-  const table = e.__indirect_function_table;
-  if (table === undefined) return;
-  // The table has no room to grow: the three entries the JS callbacks have are replaced (they
-  // serve these settings' slots only; llhttp calls its callbacks through the settings).
-  const view = new DataView(e.memory.buffer);
-  const entries = slots.map((at) => view.getUint32(slim + at, true));
-  const before = entries.map((i) => table.get(i));
-  const base = e.malloc(16);
-  try {
-    const fns = wasmCounters(e.memory, base);
-    table.set(entries[0]!, fns.url);
-    table.set(entries[1]!, fns.field);
-    table.set(entries[2]!, fns.complete);
-    counters = base;
-    if (probe(e, p, slim) === full) {
-      callbacks = 0;
-      return;
-    }
-  } catch {
-    // Not possible on this engine: the JS callbacks stay.
-  }
-  counters = 0;
-  for (let i = 0; i < 3; i++) table.set(entries[i]!, before[i]);
-  e.free(base);
-}
-
-/** Where the WASM callbacks keep what they saw (llhttp-counters.ts), or 0 while JS callbacks run. */
-let counters = 0;
-let seen: Int32Array | undefined;
-
-/**
- * The view of the counters. A grown WASM memory detaches its old ArrayBuffer, and a view of a
- * detached buffer has length 0: that is checked instead of comparing `memory.buffer`, whose
- * getters (the view's and the Memory's) are each a call into C++ (issue 18: four per head).
- */
-function seenView(e: Exports): Int32Array {
-  if (seen === undefined || seen.length === 0 || seen.byteOffset !== counters) {
-    seen = new Int32Array(e.memory.buffer, counters, 4);
-  }
-  return seen;
-}
-
 /** Clears what the callbacks saw, before an execute. */
-function resetSeen(e: Exports): void {
-  urlAt = -1;
-  urlEnd = -1;
-  fields = 0;
-  complete = false;
-  if (counters === 0) return;
-  const v = seenView(e);
+function resetSeen(): void {
+  const v = seen!;
   v[0] = -1;
   v[1] = -1;
   v[2] = 0;
   v[3] = 0;
 }
 
-/** After an execute: what the WASM callbacks saw, into the variables the JS ones set. */
-function readSeen(e: Exports): void {
-  if (counters === 0) return;
-  const v = seenView(e);
+/** After an execute: what the callbacks saw, into plain variables. */
+function readSeen(): void {
+  const v = seen!;
   urlAt = v[0]!;
   urlEnd = v[1]!;
   fields = v[2]!;
@@ -259,9 +182,9 @@ function probe(e: Exports, p: number, settings: number): string {
   e.llhttp_init(p, TYPE.REQUEST, settings);
   const at = e.malloc(PROBE.length);
   new Uint8Array(e.memory.buffer).set(PROBE, at);
-  resetSeen(e);
+  resetSeen();
   e.llhttp_execute(p, at, PROBE.length);
-  readSeen(e);
+  readSeen();
   e.free(at);
   return `${urlAt < 0 ? urlAt : urlAt - at} ${urlEnd < 0 ? urlEnd : urlEnd - at} ${fields} ${complete}`;
 }
@@ -301,14 +224,14 @@ function settingsOf(e: Exports, p: number): number | undefined {
 
 /** The settings every parser gets: slimSettings', or 0 for llhttp-wasm's own. */
 let settings = -1;
-/** How many of those settings' callbacks are JS functions (8 in llhttp-wasm's own). */
-let callbacks = 8;
 
-/** The number of llhttp callbacks that call into JS (issue 18: none, counted by a test). */
+/**
+ * How many of llhttp's imports are JS functions (issue 18: none, counted by a test). A
+ * WebAssembly exported function's `name` is its index in its module (the JS API), a JS one's is not.
+ */
 export function llhttpCallbacks(): number {
   wasm ??= instantiate();
-  parserFor(wasm, 'REQUEST');
-  return callbacks;
+  return Object.values(envOf(callbacks!)).filter((f) => !/^\d+$/.test((f as { name: string }).name)).length;
 }
 
 const parsers = new Map<Kind, number>();
@@ -358,9 +281,9 @@ export function llhttpHead(kind: Kind, buf: Uint8Array, start = 0, end = buf.len
   // suspect of an intermittent SIGSEGV under load (seen twice in CI runs); set() stays in V8.
   memory.set(start === 0 && end === buf.length ? buf : buf.subarray(start, end), input);
   e.llhttp_reset(p);
-  resetSeen(e);
+  resetSeen();
   const rc = e.llhttp_execute(p, input, length);
-  readSeen(e);
+  readSeen();
   if ((rc !== OK && rc !== PAUSED_UPGRADE) || !complete) {
     return { ok: false, reason: (rc === OK ? 'incomplete head' : reasonOf(e, p)).toLowerCase() };
   }

@@ -26,9 +26,9 @@ describe('HTTP/1 hot path', () => {
     expect(decode).not.toHaveBeenCalled();
   });
 
-  it('lets llhttp call back into JS not at all: its URL, field-name and head-end callbacks run in WASM', () => {
+  it('lets llhttp call back into JS not at all: every function it imports is a WebAssembly one', () => {
     // Message begin/end, status, body, every field name and value, the URL and the head's end were
-    // WASM→JS calls through V8's generic wrapper (src/peek/llhttp-counters.ts).
+    // WASM→JS calls through V8's wrappers (src/peek/llhttp-counters.ts).
     expect(llhttpCallbacks()).toBe(0);
     const head = peekHttp1(b('POST /a HTTP/1.1\r\nHost: x.test\r\nContent-Length: 2\r\nX-One: 1\r\n\r\nhi'), MAX);
     expect(head?.headers.length).toBe(3);
