@@ -13,9 +13,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // V8 13.6 (Node 24) can abort a process whose threads tier up WASM→JS import wrappers. The
-    // router's own WASM makes no such call (src/peek/llhttp-counters.ts); the test processes also
-    // run undici's llhttp (fetch), whose callbacks are JS, so its wrappers are kept from tiering up.
+    // V8's WASM→JS wrappers stay generic from the start of each test process (src/wasm-wrappers.ts:
+    // V8 13.6 can abort while tiering them up in several threads; the worker panel sets the same
+    // before its first thread, this covers what the process loads before that).
     execArgv: ['--wasm-wrapper-tiering-budget=2147483647'],
   },
 });

@@ -9,5 +9,8 @@ if (major < 22 || (major === 22 && minor < 18)) {
   );
   process.exit(1);
 }
+// Before the first .ts import: V8's WASM→JS wrappers stay generic (src/wasm-wrappers.ts says why).
+const { setFlagsFromString } = await import('node:v8');
+setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
 const { main } = await import('../cli/index.ts');
 await main(process.argv);

@@ -9,6 +9,7 @@ import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { SwitchboardError } from '../../src/errors.ts';
 import type { SharedRegistry } from '../../src/shared-registry.ts';
+import { keepWasmWrappersGeneric } from '../../src/wasm-wrappers.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
 /** A thread's start failure; a bind failure keeps its code and config path (one CLI line, exit 1). */
@@ -47,6 +48,7 @@ export class WorkerThread {
     this.version = init.engine.version;
     this.#runtime = runtime;
     this.#registry = registry;
+    keepWasmWrappersGeneric(); // before the thread's isolate loads its modules (src/wasm-wrappers.ts)
     this.#worker = new Worker(entry, { workerData: init, name: `switchboard-worker-${init.index}` });
     let ready: (r: Ready) => void;
     let failed: (e: Error) => void;

@@ -1,12 +1,9 @@
 /**
  * llhttp's callbacks, done inside WebAssembly (issue 18): every function llhttp's module imports
  * is one of this module's, so llhttp never calls into JS. A WASM→JS call goes through one of V8's
- * wrappers, which cost ~0.15 µs each and, worse, V8 13.6 (Node 24) can abort the process while
- * tiering those wrappers up with several isolates running (the worker panel's threads: a
- * `V8_Fatal` in `ThreadIsolation::UnregisterWasmAllocation` under
- * `Runtime_TierUpWasmToJSWrapper`, seen as intermittent SIGSEGV/SIGTRAP in CI). A WASM→WASM
- * import needs no wrapper. The callbacks the cross-check reads write four int32 at the start of
- * this module's own one-page memory, which llhttp.ts reads after each execute:
+ * wrappers, ~0.15 µs each, and V8 13.6 can abort while tiering those up (src/wasm-wrappers.ts); a
+ * WASM→WASM import needs no wrapper. The callbacks the cross-check reads write four int32 at the
+ * start of this module's own one-page memory, which llhttp.ts reads after each execute:
  *
  *   [0]   offset of the URL's first span in llhttp's memory (-1: none yet, -2: not contiguous)
  *   [4]   end of the URL's last span
