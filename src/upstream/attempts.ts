@@ -125,33 +125,49 @@ export function tryJacksThen<T>(
       return;
     }
     tried = number;
-    open(pick, number, (e, value) => {
-      if (e === undefined) {
-        if (channels.upstreamAttempt.hasSubscribers) publishTry(request, candidates, pick, number, 'ok');
-        done(undefined, { value: value as T, jack: pick, attempts: number });
-        return;
-      }
-      if (!(e instanceof ConnectError)) {
-        done(e, undefined);
-        return;
-      }
-      if (channels.upstreamAttempt.hasSubscribers) {
-        const result = e.exhausted ? 'overloaded' : e.timeout ? 'connect_timeout' : 'connect_failed';
-        publishTry(request, candidates, pick, number, result, e.message);
-      }
-      // Our own descriptor shortage: not the backend's fault (dial.ts left its health alone).
-      if (e.exhausted) {
-        done(undefined, { result: 'overloaded', attempts: number, reason: e.message });
-        return;
-      }
-      failed ??= new Set<string>();
-      failed.add(pick.backend.id);
-      subclusters ??= [];
-      subclusters.push(pick.subcluster);
-      lastTimeout = e.timeout;
-      reason = e.message;
-      next(number + 1);
-    });
+    // An opener's synchronous throw is a bug, reported through `done` like its callback's errors:
+    // a retry's opener runs inside the failed connect's callback, where a throw would end the
+    // process. 0: the opener is running, 1: it called back, 2: it threw first (a later callback
+    // is ignored, so `done` runs once).
+    let state = 0;
+    try {
+      open(pick, number, (e, value) => {
+        if (state === 2) return;
+        state = 1;
+        opened(pick, number, e, value);
+      });
+    } catch (e) {
+      if (state === 1) throw e; // called back, then threw: the outcome is out already; thrown as before
+      state = 2;
+      done(e, undefined);
+    }
+  };
+  const opened = (pick: Jack, number: number, e: unknown, value: T | undefined): void => {
+    if (e === undefined) {
+      if (channels.upstreamAttempt.hasSubscribers) publishTry(request, candidates, pick, number, 'ok');
+      done(undefined, { value: value as T, jack: pick, attempts: number });
+      return;
+    }
+    if (!(e instanceof ConnectError)) {
+      done(e, undefined);
+      return;
+    }
+    if (channels.upstreamAttempt.hasSubscribers) {
+      const result = e.exhausted ? 'overloaded' : e.timeout ? 'connect_timeout' : 'connect_failed';
+      publishTry(request, candidates, pick, number, result, e.message);
+    }
+    // Our own descriptor shortage: not the backend's fault (dial.ts left its health alone).
+    if (e.exhausted) {
+      done(undefined, { result: 'overloaded', attempts: number, reason: e.message });
+      return;
+    }
+    failed ??= new Set<string>();
+    failed.add(pick.backend.id);
+    subclusters ??= [];
+    subclusters.push(pick.subcluster);
+    lastTimeout = e.timeout;
+    reason = e.message;
+    next(number + 1);
   };
   next(1);
 }
