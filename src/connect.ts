@@ -11,6 +11,7 @@
 import { lookup } from 'node:dns';
 import { type LookupFunction, Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { adopt, ownReadsOption } from './own-reads.ts';
 import type { UpstreamTlsOptions } from './tls/upstream.ts';
 
 /** Why a connect failed: 'timeout' answers 504, anything else 502. */
@@ -66,6 +67,11 @@ export interface ConnectOptions {
   readonly allowHalfOpen?: boolean;
   /** With `tls`: the ALPN protocol the backend must select, else the connect fails. */
   readonly requireAlpn?: string;
+  /**
+   * Read into a buffer of the socket's own, reused (src/own-reads.ts), for a consumer that takes
+   * each read as it comes (a splice). Plain TCP only: with `tls` the TLS socket reads as usual.
+   */
+  readonly ownReads?: boolean;
 }
 
 /** How a connect ends: a ConnectError, or the connected socket (paused). */
@@ -204,7 +210,13 @@ export function openBackend(
   options: ConnectOptions,
   connected: Connected,
 ): void {
-  const socket: OpeningSocket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? true });
+  const allowHalfOpen = options.allowHalfOpen ?? true;
+  const reads = options.ownReads === true && options.tls === undefined ? ownReadsOption() : undefined;
+  const socket: OpeningSocket = new Socket(reads === undefined ? { allowHalfOpen } : { allowHalfOpen, onread: reads });
+  if (reads !== undefined) {
+    adopt(socket, reads);
+    socket.pause(); // nothing is read until the splice takes the reads (own-reads.ts)
+  }
   socket[kOpening] = new Opening(socket, host, port, timeoutMs, options, connected);
   socket.on('error', openingError);
   socket.on('connect', openingConnect);

@@ -16,12 +16,16 @@
  * 3. An error on one side destroys both (STYLE §13); a close without an error ends the other
  *    once its writes have flushed. `onDone` runs once, after both sockets have closed, with why
  *    the splice ended.
- * 4. An optional `ClientFilter` sits on the client → upstream direction (the peeked bytes
+ * 4. An upstream socket opened for a splice reads into a buffer of its own, reused from read to
+ *    read (src/own-reads.ts): its reads come to `upstreamChunk` instead of a 'data' listener,
+ *    and a write that does not complete at once keeps that buffer for itself.
+ * 5. An optional `ClientFilter` sits on the client → upstream direction (the peeked bytes
  *    included) until it says `done`; then its 'data' listener is swapped for the plain one. The
  *    one user: h2c on the net panel, which cuts the client's ACK of the router's SETTINGS
  *    (src/h2c-settings-ack.ts).
  */
 import type { Socket } from 'node:net';
+import { keep, readsOwnBuffer, takeReads } from './own-reads.ts';
 
 export type SpliceEnd = 'ok' | 'idle_timeout' | 'client_error' | 'upstream_error';
 
@@ -125,6 +129,26 @@ function upstreamData(this: Socket, chunk: Buffer): void {
   if (!s.client.write(chunk)) this.pause();
 }
 
+/**
+ * The upstream → client direction of an upstream socket that reads into its own buffer
+ * (src/own-reads.ts): `chunk` is that buffer's bytes, so when the write has not completed at
+ * once the buffer is kept for it and the next read gets a new one.
+ */
+function upstreamChunk(socket: Socket, chunk: Buffer): boolean {
+  const s = spliceOf(socket);
+  s.activity++;
+  const c = s.client;
+  const ok = c.write(chunk);
+  if (c.writableLength === 0) return true; // all of it went out: the buffer is free again
+  keep(socket);
+  return ok; // false: reading stops until the client's 'drain' (clientDrain resumes it)
+}
+
+/** Reads of an upstream whose client has closed: dropped, as 'data' with no listener is. */
+function dropChunk(): boolean {
+  return true;
+}
+
 function clientError(this: Socket): void {
   spliceOf(this).fail('client_error');
 }
@@ -147,7 +171,8 @@ function clientDrain(this: Socket): void {
 
 function clientClose(this: Socket): void {
   const s = spliceOf(this);
-  s.upstream.removeListener('data', upstreamData);
+  if (readsOwnBuffer(s.upstream)) takeReads(s.upstream, dropChunk);
+  else s.upstream.removeListener('data', upstreamData);
   s.upstream.destroySoon();
   s.closed();
 }
@@ -198,7 +223,10 @@ export function splice(
   client.on('error', clientError);
   upstream.on('error', upstreamError);
   client.on('data', s.clientListener);
-  upstream.on('data', upstreamData);
+  // An upstream that reads into its own buffer takes no 'data' listener (src/own-reads.ts).
+  let upstreamGoes = true;
+  if (readsOwnBuffer(upstream)) upstreamGoes = takeReads(upstream, upstreamChunk);
+  else upstream.on('data', upstreamData);
   upstream.on('drain', upstreamDrain);
   client.on('drain', clientDrain);
   // 'close' and 'end' come once each: `on` spares the `once` wrapper.
@@ -216,5 +244,5 @@ export function splice(
   else upstream.on('end', upstreamEnd);
   // Both sockets arrive paused (peek and connect leave them so): start reading now.
   client.resume();
-  upstream.resume();
+  if (upstreamGoes) upstream.resume(); // else the client's 'drain' resumes it
 }

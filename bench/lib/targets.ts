@@ -159,6 +159,17 @@ export const TARGETS: readonly Target[] = [
         'parse',
       ]),
   },
+  // What reused read buffers are worth in Node (issue 18, big): an optional row.
+  {
+    name: 'node-onread-pipe',
+    available: () => undefined,
+    optional: true,
+    start: (ctx) =>
+      startNode(ctx, 'node-onread-pipe', join(here, 'onread-pipe-server.ts'), (p) => [
+        String(p),
+        String(ctx.backendPort),
+      ]),
+  },
   nodeProxyTarget('node-http-proxy', 'http-proxy', 'http-proxy-server.ts'),
   nodeProxyTarget('http-proxy-3', 'http-proxy-3', 'http-proxy-server.ts', ['http-proxy-3']),
   nodeProxyTarget('fastify-http-proxy', '@fastify/http-proxy', 'fastify-proxy-server.ts'),

@@ -146,7 +146,7 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
     }
 
     // The upstream pipeline (src/upstream/): retries, TLS, the outbound PROXY header, accounting.
-    openUpstreamThen(request, candidates, engine.operator, runtime, engine, false, (err, up) => {
+    openUpstreamThen(request, candidates, engine.operator, runtime, engine, 'splice', (err, up) => {
       try {
         connected(err, up, peeked);
       } catch (e) {

@@ -80,7 +80,7 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   // Callbacks, no promise (issue 18: nothing async on the accept → connect path). One catch for
   // the pipeline's bug report and for `connected`: a throw in either (a broken invariant) closes
   // this connection and the socket that was opened for it; it never reaches the socket's handler.
-  openUpstreamThen(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, true, (err, up) => {
+  openUpstreamThen(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, 'frames', (err, up) => {
     try {
       if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
       connected(d, up, request, candidates, view, consumed);

@@ -42,6 +42,8 @@ export interface DialPlan {
   readonly allowHalfOpen: boolean;
   /** With `tls`: the ALPN protocol the backend must select (`h2` for HTTP/2 over TLS). */
   readonly requireAlpn?: string;
+  /** A splice takes the reads: they go into a buffer of the socket's own (src/own-reads.ts). */
+  readonly ownReads?: boolean;
 }
 
 /** Connects `backend` per `plan`; `attempt` is reported on the diagnostics channel. */
@@ -56,7 +58,12 @@ export function dialThen(backend: Backend, plan: DialPlan, attempt: number, done
   const started = performance.now();
   const options: ConnectOptions =
     plan.requireAlpn === undefined
-      ? { tls: plan.tls, preface: plan.proxyHeader, allowHalfOpen: plan.allowHalfOpen }
+      ? {
+          tls: plan.tls,
+          preface: plan.proxyHeader,
+          allowHalfOpen: plan.allowHalfOpen,
+          ownReads: plan.ownReads === true,
+        }
       : { tls: plan.tls, preface: plan.proxyHeader, allowHalfOpen: plan.allowHalfOpen, requireAlpn: plan.requireAlpn };
   openBackend(backend.host, backend.port, plan.connectTimeout, options, (e, socket) => {
     if (e === undefined) connected(backend, plan, attempt, started, socket!);

@@ -26,9 +26,10 @@ export interface Upstream {
 
 /**
  * Picks and connects a backend for `request`, retrying per the cluster policy; `engine` gives
- * the connect timeout and the upstream TLS contexts, `host` the registry. `framesResponses`:
- * the caller reports every response status (per-request routing), so a cluster's
- * `outlierStatus` judges the backend by responses rather than by connects. Callbacks, no
+ * the connect timeout and the upstream TLS contexts, `host` the registry. `use`: `splice` (per-connection
+ * routing: a splice takes the socket's reads, into a buffer of its own, src/own-reads.ts) or
+ * `frames` (per-request routing: the caller reads and reports every response status, so a
+ * cluster's `outlierStatus` judges the backend by responses rather than by connects). Callbacks, no
  * promise (issue 18: from accept to the first write without an async frame): `done` runs once,
  * with the outcome or with a bug (not a ConnectError).
  */
@@ -38,7 +39,7 @@ export function openUpstreamThen(
   operator: Operator,
   host: UpstreamHost,
   engine: Pick<Engine, 'limits' | 'tls'>,
-  framesResponses: boolean,
+  use: 'splice' | 'frames',
   done: (err: unknown, outcome: Upstream | UpstreamFailure | undefined) => void,
 ): void {
   const { policy } = candidates;
@@ -49,7 +50,8 @@ export function openUpstreamThen(
     return;
   }
   const connectTimeout = engine.limits.connectTimeout;
-  const judgedByResponse = framesResponses && (policy.outlierStatus ?? '') !== '';
+  const judgedByResponse = use === 'frames' && (policy.outlierStatus ?? '') !== '';
+  const ownReads = use === 'splice';
   tryJacksThen<Socket>(
     request,
     candidates,
@@ -65,6 +67,7 @@ export function openUpstreamThen(
           tls: tlsOptions(engine.tls.upstream, candidates, jack.backend.host, request.protocol),
           proxyHeader,
           allowHalfOpen: true,
+          ownReads,
         },
         attempt,
         opened,
