@@ -17,7 +17,7 @@ import { connect, createServer, type Socket } from 'node:net';
 
 const port = Number(process.argv[2]);
 const backendPort = Number(process.argv[3]);
-const SIZE = Number(process.env.SWB_ONREAD_KIB ?? 64) * 1024;
+const SIZE = 64 * 1024;
 
 const server = createServer((c) => {
   let buf: Buffer | undefined;
