@@ -1,37 +1,38 @@
 /**
- * An upstream socket that reads into a buffer of its own, reused from read to read (net's
- * `onread`), for a consumer that takes each chunk while it is called: the splice (issue 18). A
- * plain socket allocates 64 KiB per read, wraps it in an ArrayBuffer and a Buffer, and pushes it
- * through its Readable to a 'data' event; here a read is one call with a view.
+ * An upstream socket that reads into reused buffers (net's `onread`), for a consumer that takes
+ * each chunk while it is called: the splice (issue 18). A plain socket allocates 64 KiB per
+ * read, wraps it in an ArrayBuffer and a Buffer, and pushes it through its Readable to a 'data'
+ * event; here a read is one call with a chunk.
  *
  * 1. openBackend makes the socket with `ownReadsOption()` and pauses it before it connects, so
  *    nothing is read until the consumer takes it (`takeReads`) and resumes it.
- * 2. Each read calls the consumer with a view of the buffer, valid during the call only. The
- *    consumer returns false to stop reading (backpressure); `socket.resume()` reads again. It
- *    calls `keep(socket)` when the view stays referenced after it returns (a write that has not
- *    completed refers to these bytes): the next read then gets a new buffer.
- * 3. Sizes: 2 KiB, a slice of node's shared allocation pool (a small response fits, and four
- *    connections share one 8 KiB allocation); 64 KiB after a read that filled the buffer (a
- *    large body); 2 KiB again after a read that did not (the socket was drained: the response
- *    has likely ended). A connection that goes quiet so holds a small buffer, not a large one:
- *    an idle held connection costs what a plain socket's does (the `idle` bench row).
- * 4. Bytes read while no consumer is there (not expected: the socket is paused until one is) are
- *    copied and handed to the consumer first when it comes: nothing is lost.
+ * 2. Each read calls the consumer with a chunk; the consumer returns false to stop reading
+ *    (backpressure), and `socket.resume()` reads again. It calls `keep(socket)` when the chunk
+ *    stays referenced after it returns (a write that has not completed refers to these bytes).
+ * 3. Which buffer a read lands in: one 64 KiB buffer shared by every socket of the thread,
+ *    whose reads are copied (exactly their bytes, from node's pool when small) before the
+ *    consumer sees them, so it is free again at once; after a read that filled it (a large
+ *    body), a 64 KiB buffer of the socket's own, whose chunks go to the consumer as they are
+ *    (no copy) and which is replaced when one is kept; back to the shared one after a read that
+ *    did not fill it (the socket was drained). A socket thus owns a buffer only while a large
+ *    body streams through it: an idle held connection keeps none (the `idle` bench row).
  */
 import type { Socket } from 'node:net';
 
-/** Under Buffer.poolSize / 2: allocUnsafe slices node's shared pool. */
-const SMALL = 2 * 1024;
-const LARGE = 64 * 1024;
-
-/** Takes one read: `chunk` is valid during the call only; false stops reading. */
+/** Takes one read: `chunk` may be valid during the call only; false stops reading. */
 export type ReadConsumer = (socket: Socket, chunk: Buffer) => boolean;
 
+/** What a read may bring (libuv's own suggestion for a read). */
+const SIZE = 64 * 1024;
+/** The buffer every socket of this thread reads into while it owns none (its reads are copied). */
+let shared: Buffer | undefined;
+
 class OwnReads {
+  /** The buffer of the next read: the shared one, or the socket's own (a large body). */
   buf: Buffer | undefined = undefined;
   /** Bytes of the last read. */
   last = 0;
-  /** The last chunk is still referenced: the next read needs a new buffer. */
+  /** The last chunk of the socket's own buffer is still referenced: the next read needs a new one. */
   kept = false;
   consumer: ReadConsumer | undefined = undefined;
   /** Bytes read before a consumer came (copied). */
@@ -40,9 +41,13 @@ class OwnReads {
   /** The buffer of the next read (net asks once the handle exists, then after every read). */
   next(): Buffer {
     const b = this.buf;
-    const size = b !== undefined && this.last === b.length ? LARGE : SMALL;
-    if (b === undefined || this.kept || b.length !== size) this.buf = Buffer.allocUnsafe(size);
+    const kept = this.kept;
     this.kept = false;
+    shared ??= Buffer.allocUnsafe(SIZE);
+    // Filled: a large body streams; its reads go into a buffer of the socket's own, not copied.
+    if (b !== undefined && this.last === b.length) {
+      if (b === shared || kept) this.buf = Buffer.allocUnsafe(SIZE);
+    } else this.buf = shared;
     return this.buf!;
   }
 }
@@ -53,7 +58,8 @@ type ReadingSocket = Socket & { [kReads]?: OwnReads };
 function onRead(this: ReadingSocket, n: number, buf: Uint8Array): boolean {
   const r = this[kReads]!;
   r.last = n;
-  const chunk = (buf as Buffer).subarray(0, n);
+  // A read into the shared buffer is copied: the next socket's read may land there.
+  const chunk = buf === shared ? Buffer.from((buf as Buffer).subarray(0, n)) : (buf as Buffer).subarray(0, n);
   const consumer = r.consumer;
   if (consumer !== undefined) return consumer(this, chunk);
   r.early = r.early === undefined ? Buffer.from(chunk) : Buffer.concat([r.early, chunk]);
@@ -88,7 +94,7 @@ export function takeReads(socket: Socket, consumer: ReadConsumer): boolean {
   return early === undefined || consumer(socket, early);
 }
 
-/** The chunk just given to the consumer stays referenced: the next read gets a new buffer. */
+/** The chunk just given to the consumer stays referenced: a buffer of the socket's own is not reused. */
 export function keep(socket: Socket): void {
   (socket as ReadingSocket)[kReads]!.kept = true;
 }
