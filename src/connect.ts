@@ -68,8 +68,8 @@ export interface ConnectOptions {
   /** With `tls`: the ALPN protocol the backend must select, else the connect fails. */
   readonly requireAlpn?: string;
   /**
-   * Read into a buffer of the socket's own, reused (src/own-reads.ts), for a consumer that takes
-   * each read as it comes (a splice). Plain TCP only: with `tls` the TLS socket reads as usual.
+   * Read into reused buffers (src/own-reads.ts), for a consumer that takes each read as it comes
+   * (a splice). Plain TCP only: with `tls` the TLS socket reads as usual.
    */
   readonly ownReads?: boolean;
 }

@@ -16,9 +16,9 @@
  * 3. An error on one side destroys both (STYLE §13); a close without an error ends the other
  *    once its writes have flushed. `onDone` runs once, after both sockets have closed, with why
  *    the splice ended.
- * 4. An upstream socket opened for a splice reads into a buffer of its own, reused from read to
- *    read (src/own-reads.ts): its reads come to `upstreamChunk` instead of a 'data' listener,
- *    and a write that does not complete at once keeps that buffer for itself.
+ * 4. An upstream socket opened for a splice reads into reused buffers (src/own-reads.ts): its
+ *    reads come to `upstreamChunk` instead of a 'data' listener, and a write that does not
+ *    complete at once keeps the buffer it refers to.
  * 5. An optional `ClientFilter` sits on the client → upstream direction (the peeked bytes
  *    included) until it says `done`; then its 'data' listener is swapped for the plain one. The
  *    one user: h2c on the net panel, which cuts the client's ACK of the router's SETTINGS
@@ -130,9 +130,9 @@ function upstreamData(this: Socket, chunk: Buffer): void {
 }
 
 /**
- * The upstream → client direction of an upstream socket that reads into its own buffer
- * (src/own-reads.ts): `chunk` is that buffer's bytes, so when the write has not completed at
- * once the buffer is kept for it and the next read gets a new one.
+ * The upstream → client direction of an upstream socket that reads into reused buffers
+ * (src/own-reads.ts): `chunk` may be a buffer's own bytes, so when the write has not completed
+ * at once that buffer is kept for it and the next read gets another.
  */
 function upstreamChunk(socket: Socket, chunk: Buffer): boolean {
   const s = spliceOf(socket);
@@ -223,7 +223,7 @@ export function splice(
   client.on('error', clientError);
   upstream.on('error', upstreamError);
   client.on('data', s.clientListener);
-  // An upstream that reads into its own buffer takes no 'data' listener (src/own-reads.ts).
+  // An upstream that reads into reused buffers takes no 'data' listener (src/own-reads.ts).
   let upstreamGoes = true;
   if (readsOwnBuffer(upstream)) upstreamGoes = takeReads(upstream, upstreamChunk);
   else upstream.on('data', upstreamData);

@@ -10,8 +10,9 @@
  * as in pipe-server.ts (an accepted socket has no `onread`).
  *
  * Not a floor the router is judged against: it shows what reused read buffers are worth in
- * Node, and costs what the router would pay for them (a buffer per upstream socket, kept while
- * the connection is idle; the `idle` row measures that). bench/README, cost table, "1 MiB".
+ * Node, and what one buffer per upstream socket, kept while the connection is idle, costs (the
+ * `idle` row). The router shares one buffer instead (src/own-reads.ts). bench/README, cost
+ * table, "Reused read buffers".
  */
 import { connect, createServer, type Socket } from 'node:net';
 

@@ -27,7 +27,7 @@ export interface Upstream {
 /**
  * Picks and connects a backend for `request`, retrying per the cluster policy; `engine` gives
  * the connect timeout and the upstream TLS contexts, `host` the registry. `use`: `splice` (per-connection
- * routing: a splice takes the socket's reads, into a buffer of its own, src/own-reads.ts) or
+ * routing: a splice takes the socket's reads, into reused buffers, src/own-reads.ts) or
  * `frames` (per-request routing: the caller reads and reports every response status, so a
  * cluster's `outlierStatus` judges the backend by responses rather than by connects). Callbacks, no
  * promise (issue 18: from accept to the first write without an async frame): `done` runs once,

@@ -1,10 +1,12 @@
 /**
- * The splice's upstream reads into a buffer of its own, reused from read to read
- * (src/own-reads.ts, issue 18). A reused buffer must never be overwritten under a write that has
- * not completed: every response here is checked byte for byte, with bodies whose bytes depend on
- * their position and on the response (a stale or overwritten chunk shows), through sizes around
- * the 16 and 64 KiB buffers, a client that stops reading (writes pending, the buffer handed over), keep-alive
- * (the buffer grows and shrinks on one socket), and a backend that answers before it is asked.
+ * The splice's upstream reads into reused buffers (src/own-reads.ts, issue 18): one shared by
+ * the thread, whose reads are copied out, or the socket's own while a large body streams. A
+ * buffer must never be overwritten under a write that has not completed: every response here
+ * is checked byte for byte, with bodies whose bytes depend on their position and on the
+ * response (a stale or overwritten chunk shows), through sizes around the 64 KiB buffer, a
+ * client that stops reading (writes wait), small reads while writes wait below the
+ * highWaterMark, keep-alive (a socket's own buffer comes and goes), pipelining, and a backend
+ * that answers before it is asked; on the net panel, with TLS terminated, and on the worker panel.
  */
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
@@ -151,7 +153,7 @@ const SETUPS = [
   { name: 'worker panel', panel: 'worker', tls: false },
 ] as const;
 
-describe.each(SETUPS)('splice, $name: the upstream reads into its own reused buffer', ({ panel, tls }) => {
+describe.each(SETUPS)('splice, $name: the upstream reads into reused buffers', ({ panel, tls }) => {
   let backend: TcpBackend;
   let early: TcpBackend;
   let router: TestRouter;
@@ -195,7 +197,7 @@ describe.each(SETUPS)('splice, $name: the upstream reads into its own reused buf
     await pki?.close();
   });
 
-  it('an upstream dialled for a splice reads into its own buffer; a TLS one does not', async () => {
+  it('an upstream dialled for a splice reads into reused buffers; a pooled one does not', async () => {
     const plain = await new Promise<Socket>((resolve, reject) =>
       openBackend('127.0.0.1', backend.port, 5_000, { ownReads: true }, (e, s) => (e ? reject(e) : resolve(s!))),
     );
