@@ -94,6 +94,11 @@ export function takeReads(socket: Socket, consumer: ReadConsumer): boolean {
   return early === undefined || consumer(socket, early);
 }
 
+/** Takes the consumer away: reads are held (copied) and reading stops until the next `takeReads`. */
+export function releaseReads(socket: Socket): void {
+  (socket as ReadingSocket)[kReads]!.consumer = undefined;
+}
+
 /** The chunk just given to the consumer stays referenced: a buffer of the socket's own is not reused. */
 export function keep(socket: Socket): void {
   (socket as ReadingSocket)[kReads]!.kept = true;

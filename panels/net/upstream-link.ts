@@ -25,6 +25,7 @@ import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../../src/backend-registry.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
+import { keep, readsOwnBuffer, releaseReads, takeReads } from '../../src/own-reads.ts';
 import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
 import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
@@ -119,7 +120,8 @@ export class UpstreamLink {
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
     (socket as LinkSocket)[kLink] = this;
-    socket.on('data', linkData);
+    if (readsOwnBuffer(socket)) takeReads(socket, linkChunk);
+    else socket.on('data', linkData);
     socket.on('end', linkEnd);
     socket.on('error', linkError);
     socket.on('close', linkClose); // 'close' comes once: no `once` wrapper per connection
@@ -146,7 +148,9 @@ export class UpstreamLink {
 
   /** Stops listening for data (the tunnel takes the socket over). */
   detach(): void {
-    this.socket.removeListener('data', linkData);
+    if (readsOwnBuffer(this.socket))
+      releaseReads(this.socket); // held until the tunnel takes them
+    else this.socket.removeListener('data', linkData);
     this.socket.removeListener('end', linkEnd);
     this.#method = undefined;
     this.#gone = true;
@@ -193,6 +197,7 @@ export class UpstreamLink {
         if (head === undefined) {
           this.#scanner = scanner; // the rest of the head comes in a later read
           this.#pendingHead = view;
+          if (readsOwnBuffer(this.socket)) keep(this.socket); // its bytes stay in the read's buffer
           break;
         }
         off += head.headLength;
@@ -250,7 +255,10 @@ export class UpstreamLink {
     if (to <= from) return;
     this.bytesOut += to - from;
     const client = this.#settings.client;
-    if (client.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to))) return;
+    const ok = client.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
+    // A write that waits refers to the read's buffer (src/own-reads.ts): it is kept for it.
+    if (client.writableLength > 0 && readsOwnBuffer(this.socket)) keep(this.socket);
+    if (ok) return;
     if (this.#waitingDrain) return;
     this.#waitingDrain = true;
     this.socket.pause();
@@ -323,6 +331,11 @@ type LinkSocket = Socket & { [kLink]?: UpstreamLink };
 // One function per event for every link: no closure per upstream connection (issue 18).
 function linkData(this: LinkSocket, chunk: Buffer): void {
   this[kLink]?.onData(chunk);
+}
+/** A read of a socket that reads into reused buffers (src/own-reads.ts); the link pauses it itself. */
+function linkChunk(socket: Socket, chunk: Buffer): boolean {
+  (socket as LinkSocket)[kLink]?.onData(chunk);
+  return true;
 }
 function linkEnd(this: LinkSocket): void {
   this[kLink]?.onEnd();

@@ -51,7 +51,7 @@ export function openUpstreamThen(
   }
   const connectTimeout = engine.limits.connectTimeout;
   const judgedByResponse = use === 'frames' && (policy.outlierStatus ?? '') !== '';
-  const ownReads = use === 'splice';
+  const ownReads = true; // both readers take each read as it comes (src/own-reads.ts)
   tryJacksThen<Socket>(
     request,
     candidates,

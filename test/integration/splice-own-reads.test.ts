@@ -148,12 +148,14 @@ function openOn(port: number, ca: string | undefined): Promise<Socket> {
 const SIZES = [1, 100, 16_383, 16_384, 16_385, 65_535, 65_536, 65_537, 200_000, 1_048_576];
 
 const SETUPS = [
-  { name: 'net panel', panel: 'net', tls: false },
-  { name: 'net panel, TLS terminated', panel: 'net', tls: true },
-  { name: 'worker panel', panel: 'worker', tls: false },
+  { name: 'net panel', panel: 'net', tls: false, routing: 'per-connection' },
+  { name: 'net panel, TLS terminated', panel: 'net', tls: true, routing: 'per-connection' },
+  { name: 'worker panel', panel: 'worker', tls: false, routing: 'per-connection' },
+  // The links of per-request routing read the same way (panels/net/upstream-link.ts).
+  { name: 'net panel, per-request routing', panel: 'net', tls: false, routing: 'per-request' },
 ] as const;
 
-describe.each(SETUPS)('splice, $name: the upstream reads into reused buffers', ({ panel, tls }) => {
+describe.each(SETUPS)('$name: the upstream reads into reused buffers', ({ panel, tls, routing }) => {
   let backend: TcpBackend;
   let early: TcpBackend;
   let router: TestRouter;
@@ -170,7 +172,7 @@ describe.each(SETUPS)('splice, $name: the upstream reads into reused buffers', (
     router = await startTestRouter(
       {
         panel: panel === 'worker' ? { name: 'worker', threads: 2 } : panel,
-        routing: 'per-connection',
+        routing,
         listeners: [
           leaf === undefined
             ? { name: 'web', address: '127.0.0.1:0' }
@@ -272,10 +274,14 @@ describe.each(SETUPS)('splice, $name: the upstream reads into reused buffers', (
     s.destroy();
   });
 
-  it('a backend that answers as soon as it is connected: its bytes wait for the splice, none lost', async () => {
-    const s = await open(router.port());
-    s.write('GET /0/300000 HTTP/1.1\r\nHost: early.test\r\n\r\n');
-    expect(sha(await new Responses(s).next(true))).toBe(sha(body(0, 300_000)));
-    s.destroy();
-  });
+  // Per-request routing drops a backend that speaks before it is asked (it cannot be framed).
+  it.skipIf(routing === 'per-request')(
+    'a backend that answers as soon as it is connected: its bytes wait for the splice, none lost',
+    async () => {
+      const s = await open(router.port());
+      s.write('GET /0/300000 HTTP/1.1\r\nHost: early.test\r\n\r\n');
+      expect(sha(await new Responses(s).next(true))).toBe(sha(body(0, 300_000)));
+      s.destroy();
+    },
+  );
 });
