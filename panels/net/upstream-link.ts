@@ -20,6 +20,9 @@
  *    the driver closes it instead).
  * 4. An outlier status (cluster `outlierStatus`) is reported to the registry as a failure; any
  *    other final status breaks the failure streak. The response is forwarded either way.
+ * 5. Reads come into reused buffers (src/own-reads.ts): a partial head held for the next read,
+ *    and a write to the client that waits, keep the buffer they refer to; a tunnel's bytes are
+ *    held between `detach` and the splice that takes the socket over.
  */
 import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../../src/backend-registry.ts';
