@@ -35,7 +35,7 @@ class OwnReads {
   /** The last chunk of the socket's own buffer is still referenced: the next read needs a new one. */
   kept = false;
   consumer: ReadConsumer | undefined = undefined;
-  /** Bytes read before a consumer came (copied). */
+  /** Bytes read before a consumer came (a copy, or a kept buffer of the socket's own). */
   early: Buffer | undefined = undefined;
 
   /** The buffer of the next read (net asks once the handle exists, then after every read). */
@@ -62,7 +62,10 @@ function onRead(this: ReadingSocket, n: number, buf: Uint8Array): boolean {
   const chunk = buf === shared ? Buffer.from((buf as Buffer).subarray(0, n)) : (buf as Buffer).subarray(0, n);
   const consumer = r.consumer;
   if (consumer !== undefined) return consumer(this, chunk);
-  r.early = r.early === undefined ? Buffer.from(chunk) : Buffer.concat([r.early, chunk]);
+  // No consumer yet (not expected: the socket stays paused until one takes it): the bytes are
+  // held. A chunk of the shared buffer is a copy already; one of the socket's own keeps it.
+  if (buf !== shared) r.kept = true;
+  r.early = r.early === undefined ? chunk : Buffer.concat([r.early, chunk]);
   return false;
 }
 
@@ -77,8 +80,8 @@ export function adopt(socket: Socket, option: { reads: OwnReads }): void {
   (socket as ReadingSocket)[kReads] = option.reads;
 }
 
-/** True when `socket` reads into its own buffer (a consumer must take its reads). */
-export function readsOwnBuffer(socket: Socket): boolean {
+/** True when `socket` reads through this file (`takeReads` must take its reads, not a 'data' listener). */
+export function hasOwnReads(socket: Socket): boolean {
   return (socket as ReadingSocket)[kReads] !== undefined;
 }
 

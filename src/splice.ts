@@ -25,7 +25,7 @@
  *    (src/h2c-settings-ack.ts).
  */
 import type { Socket } from 'node:net';
-import { keep, readsOwnBuffer, takeReads } from './own-reads.ts';
+import { hasOwnReads, keep, takeReads } from './own-reads.ts';
 
 export type SpliceEnd = 'ok' | 'idle_timeout' | 'client_error' | 'upstream_error';
 
@@ -171,7 +171,7 @@ function clientDrain(this: Socket): void {
 
 function clientClose(this: Socket): void {
   const s = spliceOf(this);
-  if (readsOwnBuffer(s.upstream)) takeReads(s.upstream, dropChunk);
+  if (hasOwnReads(s.upstream)) takeReads(s.upstream, dropChunk);
   else s.upstream.removeListener('data', upstreamData);
   s.upstream.destroySoon();
   s.closed();
@@ -225,7 +225,7 @@ export function splice(
   client.on('data', s.clientListener);
   // An upstream that reads into reused buffers takes no 'data' listener (src/own-reads.ts).
   let upstreamGoes = true;
-  if (readsOwnBuffer(upstream)) upstreamGoes = takeReads(upstream, upstreamChunk);
+  if (hasOwnReads(upstream)) upstreamGoes = takeReads(upstream, upstreamChunk);
   else upstream.on('data', upstreamData);
   upstream.on('drain', upstreamDrain);
   client.on('drain', clientDrain);

@@ -28,7 +28,7 @@ import type { Socket } from 'node:net';
 import type { BackendRegistry } from '../../src/backend-registry.ts';
 import { isSwitchboardError } from '../../src/errors.ts';
 import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
-import { keep, readsOwnBuffer, releaseReads, takeReads } from '../../src/own-reads.ts';
+import { hasOwnReads, keep, releaseReads, takeReads } from '../../src/own-reads.ts';
 import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
 import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
@@ -123,7 +123,7 @@ export class UpstreamLink {
     this.#owner = owner;
     this.#outlier = outlierStatusFor(policy.outlierStatus);
     (socket as LinkSocket)[kLink] = this;
-    if (readsOwnBuffer(socket)) takeReads(socket, linkChunk);
+    if (hasOwnReads(socket)) takeReads(socket, linkChunk);
     else socket.on('data', linkData);
     socket.on('end', linkEnd);
     socket.on('error', linkError);
@@ -151,7 +151,7 @@ export class UpstreamLink {
 
   /** Stops listening for data (the tunnel takes the socket over). */
   detach(): void {
-    if (readsOwnBuffer(this.socket))
+    if (hasOwnReads(this.socket))
       releaseReads(this.socket); // held until the tunnel takes them
     else this.socket.removeListener('data', linkData);
     this.socket.removeListener('end', linkEnd);
@@ -200,7 +200,7 @@ export class UpstreamLink {
         if (head === undefined) {
           this.#scanner = scanner; // the rest of the head comes in a later read
           this.#pendingHead = view;
-          if (readsOwnBuffer(this.socket)) keep(this.socket); // its bytes stay in the read's buffer
+          if (hasOwnReads(this.socket)) keep(this.socket); // its bytes stay in the read's buffer
           break;
         }
         off += head.headLength;
@@ -260,7 +260,7 @@ export class UpstreamLink {
     const client = this.#settings.client;
     const ok = client.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
     // A write that waits refers to the read's buffer (src/own-reads.ts): it is kept for it.
-    if (client.writableLength > 0 && readsOwnBuffer(this.socket)) keep(this.socket);
+    if (client.writableLength > 0 && hasOwnReads(this.socket)) keep(this.socket);
     if (ok) return;
     if (this.#waitingDrain) return;
     this.#waitingDrain = true;

@@ -13,7 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/connect.ts';
-import { readsOwnBuffer } from '../../src/own-reads.ts';
+import { hasOwnReads } from '../../src/own-reads.ts';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { createPki, type Pki } from '../harness/certs.ts';
 import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
@@ -203,12 +203,12 @@ describe.each(SETUPS)('$name: the upstream reads into reused buffers', ({ panel,
     const plain = await new Promise<Socket>((resolve, reject) =>
       openBackend('127.0.0.1', backend.port, 5_000, { ownReads: true }, (e, s) => (e ? reject(e) : resolve(s!))),
     );
-    expect(readsOwnBuffer(plain)).toBe(true);
+    expect(hasOwnReads(plain)).toBe(true);
     plain.destroy();
     const pooled = await new Promise<Socket>((resolve, reject) =>
       openBackend('127.0.0.1', backend.port, 5_000, {}, (e, s) => (e ? reject(e) : resolve(s!))),
     );
-    expect(readsOwnBuffer(pooled)).toBe(false);
+    expect(hasOwnReads(pooled)).toBe(false);
     pooled.destroy();
   });
 
