@@ -1,13 +1,15 @@
 /**
- * Bytes allocated on the V8 heap per keep-alive request, and scavenges per 10,000 requests, of the
- * Node targets (issue 18: allocation per request, which CPU-per-request runs cannot resolve on a
- * shared machine): `node bench/alloc.ts [--total 40000] [--rounds 3] [--targets
- * node-pipe,switchboard-per-request]` (`SWB_BENCH_BASELINE=/path` adds `switchboard-per-request@baseline`).
+ * Bytes allocated on the V8 heap per keep-alive request (or per new connection), and scavenges per
+ * 10,000 requests, of the Node targets (issue 18: allocation per request, which CPU-per-request
+ * runs cannot resolve on a shared machine): `node bench/alloc.ts [--total 40000] [--rounds 3]
+ * [--mode keepalive|newconn] [--targets node-pipe,switchboard-per-request]`
+ * (`SWB_BENCH_BASELINE=/path` adds `switchboard-per-request@baseline`).
  *
  * 1. Every target runs with `--trace-gc-nvp` and a 1 MiB semi-space, its output into a file of
  *    the scratch folder.
  * 2. After a warm-up, each round sends TOTAL keep-alive requests (lib/fixed-client.ts, 64
- *    connections) to one target at a time and sums the `allocated=` of the GC lines written
+ *    connections; `--mode newconn`: TOTAL connections of one request, 32 at a time) to one
+ *    target at a time and sums the `allocated=` of the GC lines written
  *    meanwhile; bytes per request are that sum / TOTAL (the bytes allocated after the last GC of
  *    the round are counted by the next one, so rounds differ by at most one new space / TOTAL).
  * 3. Unlike CPU time, this count does not move with the machine's load: a change of a few
@@ -29,13 +31,19 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     total: { type: 'string', default: '40000' },
     targets: { type: 'string', default: 'node-pipe,switchboard-per-request' },
+    mode: { type: 'string', default: 'keepalive' },
   },
 });
+
+const mode = values.mode;
+if (mode !== 'keepalive' && mode !== 'newconn') throw new Error(`alloc: --mode is keepalive or newconn, not ${mode}`);
+/** Connections of the fixed client: 64 keep-alive ones, or 32 at a time for new connections (the bench's newconn). */
+const CONNS = mode === 'keepalive' ? 64 : 32;
 
 function runClient(port: number, conns: number, total: number): Promise<void> {
   const script = join(import.meta.dirname, 'lib', 'fixed-client.ts');
   return new Promise((ok, fail) =>
-    execFile(process.execPath, [script, String(port), 'keepalive', String(conns), String(total)], (err) =>
+    execFile(process.execPath, [script, String(port), mode, String(conns), String(total)], (err) =>
       err ? fail(err) : ok(),
     ),
   );
@@ -98,14 +106,14 @@ async function main(): Promise<void> {
     if (process.env.SWB_BENCH_BASELINE) wanted.push('switchboard-per-request@baseline');
     const running = new Map<string, Running>();
     for (const t of TARGETS.filter((x) => wanted.includes(x.name))) running.set(t.name, await t.start(ctx));
-    for (const [, r] of running) await runClient(r.port, 64, 5000);
+    for (const [, r] of running) await runClient(r.port, CONNS, 5000);
     const total = Number(values.total);
     console.log('target\tround\tB/request\tscavenges/10k\tGC pause µs/request');
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const [name, r] of running) {
         const file = logs.get(r.pids()[0]!)!;
         const before = readFileSync(file, 'utf8').length;
-        await runClient(r.port, 64, total);
+        await runClient(r.port, CONNS, total);
         const g = gcTotals(readFileSync(file, 'utf8').slice(before));
         console.log(
           `${name}\t${round}\t${(g.bytes / total).toFixed(0)}\t${((g.scavenges * 10000) / total).toFixed(1)}\t${((g.pauseMs * 1000) / total).toFixed(2)}`,
