@@ -16,6 +16,7 @@
 
 import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
 import { type BoundPanel, followsEngine } from '../src/panel.ts';
+import { capYoungGeneration } from '../src/young-generation.ts';
 import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
@@ -141,6 +142,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
 
 /** Runs until SIGINT/SIGTERM; reloads on SIGHUP and on config change; SIGUSR1 reopens the access log. */
 export async function runStart(file: string, overrides: ConfigOverrides): Promise<void> {
+  capYoungGeneration(); // the p99: scavenges of a small young generation are short (src/young-generation.ts)
   const router = await startRouter(file, overrides, { watch: true });
   const { logger } = router.runtime;
   router.reloader.handleSighup();

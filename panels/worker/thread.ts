@@ -10,6 +10,7 @@ import type { PanelRuntime } from '../../src/engine.ts';
 import { SwitchboardError } from '../../src/errors.ts';
 import type { SharedRegistry } from '../../src/shared-registry.ts';
 import { keepWasmWrappersGeneric } from '../../src/wasm-wrappers.ts';
+import { workerYoungGenerationLimit } from '../../src/young-generation.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
 /** A thread's start failure; a bind failure keeps its code and config path (one CLI line, exit 1). */
@@ -49,7 +50,12 @@ export class WorkerThread {
     this.#runtime = runtime;
     this.#registry = registry;
     keepWasmWrappersGeneric(); // before the thread's isolate loads its modules (src/wasm-wrappers.ts)
-    this.#worker = new Worker(entry, { workerData: init, name: `switchboard-worker-${init.index}` });
+    // A young generation of 8 MiB semi-spaces, as the main thread's (src/young-generation.ts).
+    this.#worker = new Worker(entry, {
+      workerData: init,
+      name: `switchboard-worker-${init.index}`,
+      resourceLimits: workerYoungGenerationLimit(),
+    });
     let ready: (r: Ready) => void;
     let failed: (e: Error) => void;
     this.ready = new Promise<Ready>((resolve, reject) => {
