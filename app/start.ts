@@ -142,8 +142,11 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
 
 /** Runs until SIGINT/SIGTERM; reloads on SIGHUP and on config change; SIGUSR1 reopens the access log. */
 export async function runStart(file: string, overrides: ConfigOverrides): Promise<void> {
-  capYoungGeneration(); // the p99: scavenges of a small young generation are short (src/young-generation.ts)
   const router = await startRouter(file, overrides, { watch: true });
+  // The p99: scavenges of a small young generation are short (src/young-generation.ts). A panel
+  // whose threads run the engine (worker) gives them their own cap; the growth factor this
+  // sets is process-wide, so the main thread's would stop theirs too.
+  if (!followsEngine(router.panel)) capYoungGeneration();
   const { logger } = router.runtime;
   router.reloader.handleSighup();
   process.on('SIGUSR1', () => {

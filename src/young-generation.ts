@@ -1,7 +1,8 @@
 /**
  * Keeps the router's young generation at most YOUNG_SEMI_SPACE_MIB per semi-space (issue 18:
- * tail latency): the main thread of `switchboard start` through `capYoungGeneration`, the
- * worker panel's threads through their resource limits (`workerYoungGenerationLimit`).
+ * tail latency): the main thread of `switchboard start` through `capYoungGeneration` (net and
+ * http2 panels), the worker panel's threads through their resource limits
+ * (`workerYoungGenerationLimit`).
  *
  * Node 24's V8 lets a semi-space grow to 32 MiB on a 64-bit machine. A router's objects die
  * young but the ones alive at a scavenge (every open exchange) are copied, so a scavenge of a
@@ -20,9 +21,10 @@
  *
  * - A process started with its own semi-space flags (on the command line or in NODE_OPTIONS) is
  *   left to them: `NODE_OPTIONS=--max-semi-space-size=32` restores Node's default.
- * - The growth factor is a process-wide flag; worker threads get a hard cap of the same size
- *   from their resource limits instead (panels/worker/thread.ts), so the main thread of the
- *   worker panel, which does little, rarely stops their growth below it.
+ * - The growth factor is a process-wide flag, so it caps one thread only: worker threads get a
+ *   hard cap of the same size from their resource limits instead (panels/worker/thread.ts), and
+ *   with the worker panel the main thread is left uncapped (its toggles would stop the
+ *   threads' growth too, wherever they were); it is off the request path there.
  * - `capYoungGeneration` is called by `switchboard start` only (app/start.ts), like
  *   app/process-policy.ts: a library does not change process-wide V8 flags for its embedder
  *   (STYLE §13b). The worker threads' limit is the worker panel's own, embedded or not.
