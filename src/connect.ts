@@ -69,7 +69,7 @@ export interface ConnectOptions {
   readonly requireAlpn?: string;
   /**
    * Read into reused buffers (src/own-reads.ts), for a consumer that takes each read as it comes
-   * (a splice). Plain TCP only: with `tls` the TLS socket reads as usual.
+   * (a splice, a per-request link). Plain TCP only: with `tls` the TLS socket reads as usual.
    */
   readonly ownReads?: boolean;
 }

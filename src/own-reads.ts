@@ -1,8 +1,8 @@
 /**
  * An upstream socket that reads into reused buffers (net's `onread`), for a consumer that takes
- * each chunk while it is called: the splice (issue 18). A plain socket allocates 64 KiB per
- * read, wraps it in an ArrayBuffer and a Buffer, and pushes it through its Readable to a 'data'
- * event; here a read is one call with a chunk.
+ * each chunk while it is called: the splice, a per-request link (issue 18). A plain socket
+ * allocates 64 KiB per read, wraps it in an ArrayBuffer and a Buffer, and pushes it through its
+ * Readable to a 'data' event; here a read is one call with a chunk.
  *
  * 1. openBackend makes the socket with `ownReadsOption()` and pauses it before it connects, so
  *    nothing is read until the consumer takes it (`takeReads`) and resumes it.

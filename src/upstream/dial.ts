@@ -42,7 +42,7 @@ export interface DialPlan {
   readonly allowHalfOpen: boolean;
   /** With `tls`: the ALPN protocol the backend must select (`h2` for HTTP/2 over TLS). */
   readonly requireAlpn?: string;
-  /** A splice takes the reads: they go into a buffer of the socket's own (src/own-reads.ts). */
+  /** The caller takes each read as it comes (a splice, a per-request link): reused buffers (src/own-reads.ts). */
   readonly ownReads?: boolean;
 }
 

@@ -26,10 +26,11 @@ export interface Upstream {
 
 /**
  * Picks and connects a backend for `request`, retrying per the cluster policy; `engine` gives
- * the connect timeout and the upstream TLS contexts, `host` the registry. `use`: `splice` (per-connection
- * routing: a splice takes the socket's reads, into reused buffers, src/own-reads.ts) or
- * `frames` (per-request routing: the caller reads and reports every response status, so a
- * cluster's `outlierStatus` judges the backend by responses rather than by connects). Callbacks, no
+ * the connect timeout and the upstream TLS contexts, `host` the registry. `use`: `splice`
+ * (per-connection routing) or `frames` (per-request routing: the caller reads and reports every
+ * response status, so a cluster's `outlierStatus` judges the backend by responses rather than by
+ * connects). Either reader takes each read as it comes, so a plain TCP upstream reads into
+ * reused buffers (src/own-reads.ts). Callbacks, no
  * promise (issue 18: from accept to the first write without an async frame): `done` runs once,
  * with the outcome or with a bug (not a ConnectError).
  */
@@ -51,7 +52,6 @@ export function openUpstreamThen(
   }
   const connectTimeout = engine.limits.connectTimeout;
   const judgedByResponse = use === 'frames' && (policy.outlierStatus ?? '') !== '';
-  const ownReads = true; // both readers take each read as it comes (src/own-reads.ts)
   tryJacksThen<Socket>(
     request,
     candidates,
@@ -67,7 +67,7 @@ export function openUpstreamThen(
           tls: tlsOptions(engine.tls.upstream, candidates, jack.backend.host, request.protocol),
           proxyHeader,
           allowHalfOpen: true,
-          ownReads,
+          ownReads: true,
         },
         attempt,
         opened,
