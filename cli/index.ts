@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runStart } from '../app/start.ts';
 import { LOG_LEVELS } from '../src/config/schema.ts';
+import { releaseYoungGeneration } from '../src/young-generation.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
@@ -43,7 +44,12 @@ export function program(): Command {
     .version(pkg.version)
     // Usage errors exit 2 (cli/exit.ts); set before the commands so each inherits it.
     .exitOverride()
-    .option('--verbose', 'print the stack of an unexpected error (also SWITCHBOARD_DEBUG=1)');
+    .option('--verbose', 'print the stack of an unexpected error (also SWITCHBOARD_DEBUG=1)')
+    // bin/switchboard.js held V8's young generation while the modules loaded; `start` caps it
+    // once the router runs (app/start.ts), every other command gets V8's default growth back.
+    .hook('preAction', (_program, action) => {
+      if (action.name() !== 'start') releaseYoungGeneration();
+    });
   p.command('start')
     .description('run the router')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)

@@ -25,6 +25,10 @@
  *   hard cap of the same size from their resource limits instead (panels/worker/thread.ts), and
  *   with the worker panel the main thread is left uncapped (its toggles would stop the
  *   threads' growth too, wherever they were); it is off the request path there.
+ * - Start-up: loading the router's modules grows the new space to 32 MiB in one synchronous
+ *   task, before an observer runs, so the CLI holds the growth (`holdYoungGeneration`, in
+ *   bin/switchboard.js) until `switchboard start` has started the router and caps it, or until
+ *   any other command releases it (cli/index.ts).
  * - `capYoungGeneration` is called by `switchboard start` only (app/start.ts), like
  *   app/process-policy.ts: a library does not change process-wide V8 flags for its embedder
  *   (STYLE §13b). The worker threads' limit is the worker panel's own, embedded or not.
@@ -58,26 +62,46 @@ export function newSpaceBytes(): number {
   return 0;
 }
 
+/** The growth factor this module last set (V8's default is 2). */
+let factor = 2;
+
+function setFactor(wanted: number): void {
+  if (wanted === factor) return;
+  factor = wanted;
+  setFlagsFromString(`--semi-space-growth-factor=${wanted}`);
+}
+
+/**
+ * Holds the young generation at its initial size (growth factor 1) until `capYoungGeneration`
+ * or `releaseYoungGeneration`: the CLI calls it before it loads the router's modules. Loading
+ * them is one synchronous task (the sources are read and stripped of their types) that grows the
+ * new space to 32 MiB before any `gc` observer could run, and V8 shrinks it again only when
+ * allocation is slow, so a cap installed after start-up could stay at twice its size under load.
+ * Nothing when the process has semi-space flags of its own.
+ */
+export function holdYoungGeneration(): void {
+  if (!hasOwnSemiSpaceFlags(process.execArgv, process.env.NODE_OPTIONS)) setFactor(1);
+}
+
+/** Gives V8 its default growth back (after a hold, for a command or panel that is not capped). */
+export function releaseYoungGeneration(): void {
+  setFactor(2);
+}
+
 /**
  * Starts the cap (nothing when the process has semi-space flags of its own); returns the stop,
- * which gives V8 its default growth back.
+ * which gives V8 its default growth back. It cannot shrink a new space already past the cap:
+ * call it before the heap grows, or hold the growth until then (`holdYoungGeneration`).
  */
 export function capYoungGeneration(semiSpaceMiB = YOUNG_SEMI_SPACE_MIB): () => void {
   if (hasOwnSemiSpaceFlags(process.execArgv, process.env.NODE_OPTIONS)) return () => {};
   const cap = 2 * semiSpaceMiB * 1024 * 1024;
-  let factor = 2;
-  const check = () => {
-    const wanted = newSpaceBytes() >= cap ? 1 : 2;
-    if (wanted === factor) return;
-    factor = wanted;
-    setFlagsFromString(`--semi-space-growth-factor=${wanted}`);
-  };
+  const check = () => setFactor(newSpaceBytes() >= cap ? 1 : 2);
   const observer = new PerformanceObserver(check);
   observer.observe({ entryTypes: ['gc'] });
   check();
   return () => {
     observer.disconnect();
-    if (factor !== 2) setFlagsFromString('--semi-space-growth-factor=2');
-    factor = 2;
+    releaseYoungGeneration();
   };
 }

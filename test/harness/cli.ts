@@ -31,6 +31,8 @@ export interface SpawnOptions {
   readonly nodeArgs?: readonly string[];
   /** Extra `start` arguments (e.g. `--panel worker --workers 2`). */
   readonly args?: readonly string[];
+  /** Variables set (or, with '', emptied) over the test's own environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Starts `node [nodeArgs] bin/switchboard.js start --config F [args]`, optionally under a ulimit. */
@@ -44,13 +46,15 @@ export function spawnCli(configFile: string, options: SpawnOptions = {}): CliRou
     configFile,
     ...(options.args ?? []),
   ];
+  const spawnOptions = {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'ignore', 'pipe'] as ['ignore', 'ignore', 'pipe'],
+  };
   const child =
     options.ulimit === undefined
-      ? spawn(node, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
-      : spawn('bash', ['-c', `ulimit -n ${options.ulimit}; exec "$0" "$@"`, node, ...args], {
-          cwd: ROOT,
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
+      ? spawn(node, args, spawnOptions)
+      : spawn('bash', ['-c', `ulimit -n ${options.ulimit}; exec "$0" "$@"`, node, ...args], spawnOptions);
   const logs: LogLine[] = [];
   let buffered = '';
   child.stderr?.setEncoding('utf8');
