@@ -9,6 +9,7 @@
  * 3. Connections that cannot stop early (blind tunnels) are not registered; they get until
  *    `limits.drainTimeout`, then the panel destroys them.
  */
+import { MemberList, type MemberNode } from './member-list.ts';
 
 /** A connection that can close itself at its next clean boundary. */
 export interface Drainable {
@@ -16,9 +17,9 @@ export interface Drainable {
   drain(): void;
 }
 
-/** The set of drainable connections of one runtime. */
+/** The set of drainable connections of one runtime (a list, not a Set: src/member-list.ts). */
 export class DrainSet {
-  readonly #members = new Set<Drainable>();
+  readonly #members = new MemberList<Drainable>();
   #draining = false;
 
   /** True once `drainAll` has run: new connections should close after their first response. */
@@ -33,34 +34,34 @@ export class DrainSet {
 
   /** Registers `d`; returns the function that unregisters it. While draining, `d` is drained now. */
   register(d: Drainable): () => void {
-    if (this.#draining) {
-      d.drain();
-      return () => {};
-    }
-    this.#members.add(d);
+    const node = this.add(d);
     return () => {
-      this.#members.delete(d);
+      if (node !== undefined) this.#members.remove(node);
     };
   }
 
   /**
    * Registers `d` without making an unregister function (a driver that keeps no closure per
-   * connection, issue 18): `remove(d)` when it ends. While draining, `d` is drained now.
+   * connection, issue 18); returns its place, which `remove` takes when it ends. While
+   * draining, `d` is drained now and nothing is returned.
    */
-  add(d: Drainable): void {
-    if (this.#draining) d.drain();
-    else this.#members.add(d);
+  add(d: Drainable): MemberNode<Drainable> | undefined {
+    if (this.#draining) {
+      d.drain();
+      return undefined;
+    }
+    return this.#members.add(d);
   }
 
-  /** Unregisters `d` (added with `add`). */
-  remove(d: Drainable): void {
-    this.#members.delete(d);
+  /** Unregisters the member `add` returned (nothing for undefined or a second call). */
+  remove(node: MemberNode<Drainable> | undefined): void {
+    if (node !== undefined) this.#members.remove(node);
   }
 
   /** Asks every registered connection to close at its next boundary. */
   drainAll(): void {
     this.#draining = true;
-    const members = [...this.#members];
+    const members = this.#members.values();
     this.#members.clear();
     for (const d of members) d.drain();
   }

@@ -142,7 +142,8 @@ export function failed(d: PerRequestDriver, err: unknown): void {
 export function finish(d: PerRequestDriver): void {
   if (d.finished) return;
   d.finished = true;
-  d.s.runtime.drain.remove(d);
+  d.s.runtime.drain.remove(d.drainNode);
+  d.drainNode = undefined;
   stopIdle(d);
   if (d.linger !== undefined) clearTimeout(d.linger);
   const result = d.result;

@@ -18,6 +18,7 @@
  *    out, or has closed; the timer is unref'd (as socket timers are) and cleared when its last
  *    connection leaves.
  */
+import { MemberList } from '../../src/member-list.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { failed, onTimeout } from './per-request-end.ts';
 import type { UpstreamLink } from './upstream-link.ts';
@@ -28,7 +29,8 @@ export const IDLE_TICKS = 4;
 /** The connections whose idle timeout ticks with one period, and the one timer they share. */
 export interface IdleTicker {
   readonly period: number;
-  readonly members: Set<PerRequestDriver>;
+  /** A list, not a Set (src/member-list.ts says why). */
+  readonly members: MemberList<PerRequestDriver>;
   readonly timer: NodeJS.Timeout;
 }
 
@@ -41,11 +43,11 @@ export function startIdle(d: PerRequestDriver, idleTimeout: number): void {
   const period = Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS));
   let t = tickers.get(period);
   if (t === undefined) {
-    t = { period, members: new Set(), timer: setTimeout(run, period, period) };
+    t = { period, members: new MemberList(), timer: setTimeout(run, period, period) };
     t.timer.unref();
     tickers.set(period, t);
   }
-  t.members.add(d);
+  d.idleNode = t.members.add(d);
   d.idleTicker = t;
   // The shared timer's next tick may come at once: it sees this as traffic, so the quiet ticks
   // start after it (a silent connection closes after idleTimeout, never before).
@@ -57,7 +59,8 @@ export function stopIdle(d: PerRequestDriver): void {
   const t = d.idleTicker;
   if (t === undefined) return;
   d.idleTicker = undefined;
-  t.members.delete(d);
+  if (d.idleNode !== undefined) t.members.remove(d.idleNode);
+  d.idleNode = undefined;
   if (t.members.size === 0) {
     clearTimeout(t.timer);
     tickers.delete(t.period);
@@ -67,8 +70,8 @@ export function stopIdle(d: PerRequestDriver): void {
 function run(period: number): void {
   const t = tickers.get(period);
   if (t === undefined) return;
-  // Members that time out leave the set during the walk (allowed for a Set).
-  for (const d of t.members) {
+  // A copy: members that time out leave the list during the walk.
+  for (const d of t.members.values()) {
     try {
       tick(d);
     } catch (err) {

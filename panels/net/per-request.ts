@@ -44,6 +44,7 @@ import type { Drainable } from '../../src/drain.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
+import type { MemberNode } from '../../src/member-list.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
 import type { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
@@ -230,6 +231,9 @@ export class PerRequestDriver implements LinkOwner, Drainable {
   seen = 0;
   quiet = 0;
   idleTicker: IdleTicker | undefined;
+  /** Its places among the ticker's and the runtime's drainable members (src/member-list.ts). */
+  idleNode: MemberNode<PerRequestDriver> | undefined;
+  drainNode: MemberNode<Drainable> | undefined;
   // The client's listeners are shared by every driver (one function each, found again through
   // the socket's `kDriver` slot): no closure per connection for them (issue 18). Kept as fields so that
   // removeListener names them.
@@ -263,7 +267,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
     c.on('error', this.onError);
     c.on('close', this.onClose); // 'close' comes once: no `once` wrapper per connection
     startIdle(this, limits.idleTimeout);
-    s.runtime.drain.add(this);
+    this.drainNode = s.runtime.drain.add(this);
   }
 
   /** Drainable (src/drain.ts): graceful shutdown, per-request-end.ts drain. */

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ListenerConfig } from '../config/schema.ts';
 import type { Engine } from '../engine.ts';
+import type { MemberNode } from '../member-list.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import type { ProxyWaiter } from './proxy-in.ts';
 import type { HandshakeWaiter } from './terminator.ts';
@@ -42,6 +43,8 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   declare halfClose: NodeJS.Timeout | undefined;
   /** The pipeline's own bookkeeping object for the listener (opaque here). */
   declare readonly bound: unknown;
+  /** Its place among the pipeline's open connections (src/member-list.ts). */
+  declare member: MemberNode<Socket> | undefined;
   #steps: PipelineSteps | undefined;
 
   constructor(
@@ -67,6 +70,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     this.handle = handle;
     this.lifetime = undefined;
     this.halfClose = undefined;
+    this.member = undefined;
   }
 
   /** Milliseconds left of the peek deadline (`limits.peekTimeout` from accept), at least 1. */

@@ -15,6 +15,7 @@ import type { ListenerConfig } from '../config/schema.ts';
 import { channels } from '../diagnostics.ts';
 import type { PanelRuntime } from '../engine.ts';
 import type { AccessRecord } from '../log.ts';
+import { MemberList } from '../member-list.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
 import type { ListenerTls } from '../tls/listener-tls.ts';
 import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts';
@@ -75,7 +76,8 @@ export class ListenerPipeline implements PipelineSteps {
   readonly #runtime: PanelRuntime;
   readonly #options: PipelineOptions;
   readonly #bound = new Map<string, Bound>();
-  readonly #sockets = new Set<Socket>();
+  /** The raw sockets of the open connections (a list, not a Set: src/member-list.ts says why). */
+  readonly #open = new MemberList<Socket>();
   readonly #terminators = new WeakMap<ListenerTls, Terminator>();
   readonly #challengers = new WeakMap<ListenerTls, Terminator>();
   #idle: (() => void) | undefined;
@@ -105,12 +107,12 @@ export class ListenerPipeline implements PipelineSteps {
 
   /** Open client connections of this panel (drain, metrics). */
   get connections(): number {
-    return this.#sockets.size;
+    return this.#open.size;
   }
 
-  /** The raw sockets of the open connections. */
-  get sockets(): ReadonlySet<Socket> {
-    return this.#sockets;
+  /** The raw sockets of the open connections (a copy). */
+  get sockets(): readonly Socket[] {
+    return this.#open.values();
   }
 
   /** Binds every listener of the current engine; on a failure closes what it bound and throws. */
@@ -178,7 +180,7 @@ export class ListenerPipeline implements PipelineSteps {
 
   /** Resolves when no connection is open any more, or after `timeoutMs`. */
   whenIdle(timeoutMs: number): Promise<void> {
-    if (this.#sockets.size === 0) return Promise.resolve();
+    if (this.#open.size === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       this.#idle = () => {
@@ -193,7 +195,7 @@ export class ListenerPipeline implements PipelineSteps {
     this.#closing = true;
     for (const b of this.#bound.values()) b.server.close();
     this.#bound.clear();
-    for (const s of this.#sockets) s.destroy();
+    for (const s of this.#open.values()) s.destroy();
   }
 
   async #listen(l: ListenerConfig, index: number): Promise<Bound> {
@@ -223,10 +225,10 @@ export class ListenerPipeline implements PipelineSteps {
       this.#reject(socket, b.config, 'overloaded');
       return;
     }
-    this.#sockets.add(socket);
     b.open++;
     runtime.hold(engine);
     const c = new Connection(this, socket, b.config, b, engine, ip, b.slot, handle);
+    c.member = this.#open.add(socket);
     (socket as Tagged)[kConnection] = c;
     if (limits.maxConnectionLifetime > 0)
       c.lifetime = setTimeout(destroyForLifetime, limits.maxConnectionLifetime, socket);
@@ -321,11 +323,11 @@ export class ListenerPipeline implements PipelineSteps {
     if (c.lifetime !== undefined) clearTimeout(c.lifetime);
     if (c.halfClose !== undefined) clearTimeout(c.halfClose);
     const b = c.bound as Bound;
-    this.#sockets.delete(c.raw);
+    if (c.member !== undefined) this.#open.remove(c.member);
     b.open--;
     this.#runtime.admission.release(c.slot, c.ip, c.handle);
     this.#runtime.release(c.engine);
-    if (this.#sockets.size === 0) this.#idle?.();
+    if (this.#open.size === 0) this.#idle?.();
   }
 
   /** Closes a socket before reading from it, with one access-log line. */

@@ -48,14 +48,14 @@ describe('DrainSet', () => {
   it('add/remove: the same without an unregister closure', () => {
     const set = new DrainSet();
     const calls: string[] = [];
-    const a = { drain: () => calls.push('a') };
-    set.add(a);
+    const a = set.add({ drain: () => calls.push('a') });
     set.add({ drain: () => calls.push('b') });
     set.remove(a);
+    set.remove(a); // a second remove does nothing
     expect(set.size).toBe(1);
     set.drainAll();
     expect(calls).toEqual(['b']);
-    set.add({ drain: () => calls.push('late') });
+    expect(set.add({ drain: () => calls.push('late') })).toBeUndefined();
     expect(calls).toEqual(['b', 'late']);
     expect(set.size).toBe(0);
   });
