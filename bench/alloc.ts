@@ -6,7 +6,9 @@
  * (`SWB_BENCH_BASELINE=/path` adds `switchboard-per-request@baseline`).
  *
  * 1. Every target runs with `--trace-gc-nvp` and a 1 MiB semi-space, its output into a file of
- *    the scratch folder.
+ *    the scratch folder. Besides the bytes allocated, the scavenges' `promoted=` is summed: what
+ *    survived into the old generation (bench/README "Promotion": what a dead object that a
+ *    long-lived table still points at costs).
  * 2. After a warm-up, each round sends TOTAL keep-alive requests (lib/fixed-client.ts, 64
  *    connections; `--mode newconn`: TOTAL connections of one request, 32 at a time) to one
  *    target at a time and sums the `allocated=` of the GC lines written
@@ -49,19 +51,23 @@ function runClient(port: number, conns: number, total: number): Promise<void> {
   );
 }
 
-/** Sums `allocated=` and counts scavenges (gc=s) in `text`. */
-function gcTotals(text: string): { bytes: number; scavenges: number; pauseMs: number } {
+/** Sums `allocated=` and the scavenges' `promoted=`, and counts scavenges (gc=s) in `text`. */
+function gcTotals(text: string): { bytes: number; promoted: number; scavenges: number; pauseMs: number } {
   let bytes = 0;
+  let promoted = 0;
   let scavenges = 0;
   let pauseMs = 0;
   for (const line of text.split('\n')) {
     const a = / allocated=(\d+)/.exec(line);
     if (a === null) continue;
     bytes += Number(a[1]);
-    if (/ gc=s /.test(line)) scavenges++;
+    if (/ gc=s /.test(line)) {
+      scavenges++;
+      promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+    }
     pauseMs += Number(/ pause=([\d.]+)/.exec(line)?.[1] ?? 0);
   }
-  return { bytes, scavenges, pauseMs };
+  return { bytes, promoted, scavenges, pauseMs };
 }
 
 async function main(): Promise<void> {
@@ -108,7 +114,7 @@ async function main(): Promise<void> {
     for (const t of TARGETS.filter((x) => wanted.includes(x.name))) running.set(t.name, await t.start(ctx));
     for (const [, r] of running) await runClient(r.port, CONNS, 5000);
     const total = Number(values.total);
-    console.log('target\tround\tB/request\tscavenges/10k\tGC pause µs/request');
+    console.log('target\tround\tB/request\tpromoted B/request\tpromoted %\tscavenges/10k\tGC pause µs/request');
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const [name, r] of running) {
         const file = logs.get(r.pids()[0]!)!;
@@ -116,7 +122,7 @@ async function main(): Promise<void> {
         await runClient(r.port, CONNS, total);
         const g = gcTotals(readFileSync(file, 'utf8').slice(before));
         console.log(
-          `${name}\t${round}\t${(g.bytes / total).toFixed(0)}\t${((g.scavenges * 10000) / total).toFixed(1)}\t${((g.pauseMs * 1000) / total).toFixed(2)}`,
+          `${name}\t${round}\t${(g.bytes / total).toFixed(0)}\t${(g.promoted / total).toFixed(0)}\t${((100 * g.promoted) / Math.max(1, g.bytes)).toFixed(1)}\t${((g.scavenges * 10000) / total).toFixed(1)}\t${((g.pauseMs * 1000) / total).toFixed(2)}`,
         );
       }
     }

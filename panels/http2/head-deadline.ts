@@ -9,10 +9,22 @@
  * Later requests on a kept-alive connection are bounded by `idleTimeout`, as on the net panel.
  */
 import type { Connection } from '../../src/listener/connection.ts';
+import { MemberList, type MemberNode } from '../../src/member-list.ts';
+
+/** A connection still waiting for its first request. */
+interface Waiting {
+  readonly c: Connection;
+  readonly timer: NodeJS.Timeout;
+  node: MemberNode<Waiting> | undefined;
+}
+
+/** Its deadline, in a slot of the connection (no Map that connections join and leave: src/member-list.ts). */
+const kWaiting = Symbol('switchboard.http2.headDeadline');
+type Slotted = Connection & { [kWaiting]?: Waiting | undefined };
 
 /** The connections still waiting for their first request, with their timers. */
 export class HeadDeadlines {
-  readonly #timers = new Map<Connection, NodeJS.Timeout>();
+  readonly #waiting = new MemberList<Waiting>();
   readonly #expired: (c: Connection) => void;
 
   constructor(expired: (c: Connection) => void) {
@@ -21,11 +33,9 @@ export class HeadDeadlines {
 
   /** Starts the deadline of `c` (what is left of its peekTimeout). */
   arm(c: Connection): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(c);
-      this.#expired(c);
-    }, c.remaining());
-    this.#timers.set(c, timer);
+    const w: Waiting = { c, timer: setTimeout(expire, c.remaining(), this, c), node: undefined };
+    w.node = this.#waiting.add(w);
+    (c as Slotted)[kWaiting] = w;
   }
 
   /**
@@ -34,16 +44,37 @@ export class HeadDeadlines {
    */
   arrived(c: Connection | undefined): boolean {
     if (c === undefined) return false;
-    const timer = this.#timers.get(c);
-    if (timer === undefined) return false;
-    clearTimeout(timer);
-    this.#timers.delete(c);
+    const w = (c as Slotted)[kWaiting];
+    if (w === undefined) return false;
+    clearTimeout(w.timer);
+    this.#forget(w);
     return true;
+  }
+
+  /** The deadline of `c` passed. */
+  expire(c: Connection): void {
+    const w = (c as Slotted)[kWaiting];
+    if (w === undefined) return;
+    this.#forget(w);
+    this.#expired(c);
+  }
+
+  #forget(w: Waiting): void {
+    (w.c as Slotted)[kWaiting] = undefined;
+    if (w.node !== undefined) this.#waiting.remove(w.node);
+    w.node = undefined;
   }
 
   /** Clears every timer (panel destroyed). */
   clear(): void {
-    for (const t of this.#timers.values()) clearTimeout(t);
-    this.#timers.clear();
+    for (const w of this.#waiting.values()) {
+      clearTimeout(w.timer);
+      (w.c as Slotted)[kWaiting] = undefined;
+    }
+    this.#waiting.clear();
   }
+}
+
+function expire(deadlines: HeadDeadlines, c: Connection): void {
+  deadlines.expire(c);
 }

@@ -43,6 +43,7 @@ import { clientAddress } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { connectionOf, ListenerPipeline } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
+import { MemberList } from '../../src/member-list.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
 import { H2_ERROR } from '../../src/peek/h2c.ts';
 import { statusOf } from '../../src/respond.ts';
@@ -55,6 +56,25 @@ import { H2Pool } from './upstream-h2.ts';
 
 /** How long upstream sessions may take to close once every client connection is gone. */
 const UPSTREAM_GRACE_MS = 1_000;
+
+/**
+ * What the panel keeps of a connection and a session, in slots of their own objects rather than
+ * in long-lived Maps and WeakSets that connections join and leave (those keep closed connections
+ * alive through scavenges: src/member-list.ts).
+ */
+const kSniffing = Symbol('switchboard.http2.sniffing');
+const kH2 = Symbol('switchboard.http2.h2');
+const kConnection = Symbol('switchboard.http2.connection');
+type Slotted = Connection & { [kSniffing]?: (() => void) | undefined; [kH2]?: boolean };
+/** The session's pipeline connection: undefined before the first look-up, null when it has none. */
+type SlottedSession = Http2Session & { [kConnection]?: Connection | null };
+
+/** Ends the sniff of `c`: returns its cancel function while it was still sniffing. */
+function stopSniffing(c: Connection): (() => void) | undefined {
+  const cancel = (c as Slotted)[kSniffing];
+  (c as Slotted)[kSniffing] = undefined;
+  return cancel;
+}
 
 /** What a terminating listener offers, in preference order. */
 const ALPN = ['h2', 'http/1.1'] as const;
@@ -88,15 +108,12 @@ class Http2Panel implements BoundPanel {
   readonly #servers = new WeakMap<ListenerConfig, Servers>();
   /** Every HTTP/1 server made, for closing idle keep-alive sockets on drain. */
   readonly #h1Servers = new Set<HttpServer>();
-  readonly #sessions = new Set<Http2Session>();
+  /** Open client sessions (a list, not a Set: src/member-list.ts says why). */
+  readonly #sessions = new MemberList<Http2Session>();
   readonly #h2: H2Pool;
   readonly #h1: H1Pool;
   /** First-request deadlines (peekTimeout), and where each waiting connection is. */
   readonly #deadlines = new HeadDeadlines((c) => this.#headExpired(c));
-  readonly #sniffing = new Map<Connection, () => void>();
-  readonly #h2Connections = new WeakSet<Connection>();
-  /** The listener pipeline's connection of each client session (looked up once per session). */
-  readonly #sessionConnections = new WeakMap<Http2Session, Connection | undefined>();
 
   constructor(runtime: PanelRuntime) {
     this.#runtime = runtime;
@@ -138,7 +155,7 @@ class Http2Panel implements BoundPanel {
     }
     this.#deadlines.arm(c);
     socket.once('close', () => {
-      const sniffing = this.#sniffing.delete(c);
+      const sniffing = stopSniffing(c) !== undefined;
       // Closed before any request, answer or deadline: one access line, as the net panel's peek writes.
       if (!this.#deadlines.arrived(c)) return;
       const reason = 'client closed before the first request';
@@ -148,19 +165,16 @@ class Http2Panel implements BoundPanel {
       this.#serve(c, s, (socket as TLSSocket).alpnProtocol === 'h2');
       return;
     }
-    this.#sniffing.set(
-      c,
-      sniffPreface(socket, (isH2c) => {
-        this.#sniffing.delete(c);
-        if (isH2c && c.listener.h2c === 'refuse') this.#refuseH2c(c);
-        else this.#serve(c, s, isH2c);
-      }),
-    );
+    (c as Slotted)[kSniffing] = sniffPreface(socket, (isH2c) => {
+      stopSniffing(c);
+      if (isH2c && c.listener.h2c === 'refuse') this.#refuseH2c(c);
+      else this.#serve(c, s, isH2c);
+    });
   }
 
   /** Hands the connection to its listener's HTTP/2 or HTTP/1.1 server. */
   #serve(c: Connection, s: Servers, h2: boolean): void {
-    if (h2) this.#h2Connections.add(c);
+    if (h2) (c as Slotted)[kH2] = true;
     (h2 ? s.h2 : s.h1).emit('connection', c.socket);
   }
 
@@ -175,10 +189,9 @@ class Http2Panel implements BoundPanel {
   /** No first request within peekTimeout: 408 on HTTP/1.1 (or while still sniffing), else a close. */
   #headExpired(c: Connection): void {
     if (c.socket.destroyed) return;
-    this.#sniffing.get(c)?.();
-    this.#sniffing.delete(c);
+    stopSniffing(c)?.();
     const reason = 'request: first request not complete within peekTimeout';
-    if (this.#h2Connections.has(c)) {
+    if ((c as Slotted)[kH2] === true) {
       c.socket.destroy();
       this.#refuseHead(c.listener, c.socket, 'peek_timeout', reason, 'h2c', 0);
     } else {
@@ -202,11 +215,14 @@ class Http2Panel implements BoundPanel {
       const session = stream.session;
       let conn: Connection | undefined;
       if (session === undefined) conn = undefined;
-      else if (this.#sessionConnections.has(session)) conn = this.#sessionConnections.get(session);
       else {
-        conn = connectionOf(session.socket);
-        this.#sessionConnections.set(session, conn);
-        this.#deadlines.arrived(conn);
+        const known = (session as SlottedSession)[kConnection];
+        if (known !== undefined) conn = known ?? undefined;
+        else {
+          conn = connectionOf(session.socket);
+          (session as SlottedSession)[kConnection] = conn ?? null;
+          this.#deadlines.arrived(conn);
+        }
       }
       // `Expect` as node's compat layer answers it: 100-continue at once, anything else 417.
       const expect = headers.expect;
@@ -224,9 +240,9 @@ class Http2Panel implements BoundPanel {
     const h2 = createH2Server({ settings: { maxConcurrentStreams, maxHeaderListSize: maxHeaderBytes } });
     h2.on('stream', onStream);
     h2.on('session', (session: Http2Session) => {
-      this.#sessions.add(session);
+      const member = this.#sessions.add(session);
       session.setTimeout(idleTimeout, () => session.close());
-      session.once('close', () => this.#sessions.delete(session));
+      session.once('close', () => this.#sessions.remove(member));
       session.on('error', () => {});
       // Sockets are half-open (the pipeline accepts with allowHalfOpen) and node's session does not
       // act on the client's FIN: without this it would stay open until idleTimeout. A client that
@@ -286,7 +302,7 @@ class Http2Panel implements BoundPanel {
 
   /** What a connection handed to a server speaks, as stream access lines name it. */
   #protocolOf(c: Connection): string {
-    if (!this.#h2Connections.has(c)) return 'http1';
+    if ((c as Slotted)[kH2] !== true) return 'http1';
     return c.listener.tls === 'terminate' ? 'h2' : 'h2c';
   }
 
@@ -322,7 +338,7 @@ class Http2Panel implements BoundPanel {
   async close(): Promise<void> {
     const closing = this.#pipeline.stopAccepting();
     for (const h1 of this.#h1Servers) h1.closeIdleConnections();
-    for (const s of this.#sessions) s.close();
+    for (const s of this.#sessions.values()) s.close();
     if (this.#pipeline.connections > 0) {
       // HTTP/1 keep-alive sockets become idle as their requests finish: close them as they do.
       const sweep = setInterval(() => {
@@ -343,7 +359,7 @@ class Http2Panel implements BoundPanel {
   destroy(): void {
     this.#deadlines.clear();
     this.#pipeline.destroy();
-    for (const s of this.#sessions) s.destroy();
+    for (const s of this.#sessions.values()) s.destroy();
     this.#h2.destroy();
     this.#h1.close();
   }

@@ -34,33 +34,49 @@ export interface HandshakeWaiter {
 interface Pending {
   readonly waiter: HandshakeWaiter;
   reason: string | undefined;
+  /** The raw socket closed before the handshake completed; settled on the next turn (`onRawClose`). */
+  closing: boolean;
 }
 
-const pending = new WeakMap<Socket, Pending>();
-/** Handshakes whose raw socket closed, settled on the next turn (`onRawClose`). */
-const closing = new WeakMap<Socket, Pending>();
+/**
+ * A handshake in progress, in a slot of its raw socket rather than a module-level WeakMap: a
+ * long-lived table that connections join and leave keeps them alive through scavenges
+ * (src/member-list.ts says why).
+ */
+const kPending = Symbol('switchboard.handshake');
+type Handshaking = Socket & { [kPending]?: Pending | undefined };
 
 const parentOf = (s: TLSSocket): Socket | undefined => (s as TLSSocket & { _parent?: Socket })._parent;
 
+/** The handshake still waiting on `raw` (not closing), if any. */
+function pendingOf(raw: Socket | undefined): Pending | undefined {
+  const p = raw === undefined ? undefined : (raw as Handshaking)[kPending];
+  return p === undefined || p.closing ? undefined : p;
+}
+
 /** The raw socket closed: if its handshake never completed, that is the failure. */
 function onRawClose(this: Socket): void {
-  const p = pending.get(this);
+  const p = pendingOf(this);
   if (p === undefined) return;
-  pending.delete(this);
-  closing.set(this, p);
+  p.closing = true;
   // The TLS socket's own close handler (after this one) reports why, e.g. a client certificate
   // that failed verification (Node destroys that socket without an error of its own).
-  setImmediate(() => p.waiter.handshakeFailed(p.reason ?? 'client closed during the handshake'));
+  setImmediate(settleClosed, this, p);
+}
+
+function settleClosed(raw: Socket, p: Pending): void {
+  (raw as Handshaking)[kPending] = undefined;
+  p.waiter.handshakeFailed(p.reason ?? 'client closed during the handshake');
 }
 
 function onSecure(socket: TLSSocket): void {
   const raw = parentOf(socket);
-  const p = raw === undefined ? undefined : pending.get(raw);
+  const p = pendingOf(raw);
   if (p === undefined) {
     socket.destroy();
     return;
   }
-  pending.delete(raw!);
+  (raw as Handshaking)[kPending] = undefined;
   socket.allowHalfOpen = true;
   raw!.allowHalfOpen = true;
   p.waiter.secured(socket);
@@ -82,7 +98,7 @@ export function handshakeReason(err: Error & { code?: string }, socket: TLSSocke
 function onClientError(err: Error, socket: TLSSocket): void {
   // Only remember why: the raw socket's 'close' settles the handshake as failed.
   const raw = parentOf(socket);
-  const p = raw === undefined ? undefined : (pending.get(raw) ?? closing.get(raw));
+  const p = raw === undefined ? undefined : (raw as Handshaking)[kPending];
   if (p !== undefined) p.reason ??= handshakeReason(err, socket);
   socket.destroy();
 }
@@ -122,7 +138,7 @@ export class Terminator {
       waiter.handshakeFailed('client closed before the handshake');
       return;
     }
-    pending.set(raw, { waiter, reason: undefined });
+    (raw as Handshaking)[kPending] = { waiter, reason: undefined, closing: false };
     raw.once('close', onRawClose);
     raw.allowHalfOpen = false;
     this.#server.emit('connection', raw);
