@@ -70,8 +70,9 @@ export function stopIdle(d: PerRequestDriver): void {
 function run(period: number): void {
   const t = tickers.get(period);
   if (t === undefined) return;
-  // A copy: members that time out leave the list during the walk.
+  // A copy: members that time out leave the list during the walk (one that left is skipped).
   for (const d of t.members.values()) {
+    if (d.idleTicker !== t) continue;
     try {
       tick(d);
     } catch (err) {
