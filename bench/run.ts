@@ -5,12 +5,13 @@
  * 1. Group by group (HTTP/1.1, TLS passthrough, HTTP/2: bench/lib/groups.ts), start the group's
  *    backend (nginx, or a Node server) and every selected, available target, each in its own
  *    process; a missing peer or tool is skipped with a line saying so.
- * 2. Warm every target, then for each round, for each scenario, measure each target in turn
+ * 2. Warm every target on every scenario it runs, then for each round, for each scenario, measure each target in turn
  *    (A B C A B C…), so drift on the machine hits every target alike.
  * 3. Stop everything (always, even on failure), then summarise: medians, ratios against the
  *    direct backend and the bare Node pipe, the table, the JSON and the chart.
  *
- * Flags: --duration S (per measurement, default 5), --rounds N (3), --scenarios a,b,
+ * Flags: --duration S (per measurement, default 5), --warmup S (per scenario and target before
+ * the rounds; default each scenario's own: 5 for new connections, else 1), --rounds N (3), --scenarios a,b,
  * --targets a,b, --suite default|scaling|all, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
  * --out DIR (bench/results; --out none writes nothing), --profile (Node targets run with
  * --cpu-prof into OUT/profiles), --check [--strict] [--margin M] [--targets-file F] (judge the
@@ -45,6 +46,7 @@ export interface BenchOptions {
   /** Where results.json and chart.svg go; undefined writes nothing. */
   readonly outDir?: string;
   readonly profile?: boolean;
+  /** Seconds of warm-up per scenario and target, overriding each scenario's own (`--warmup S`). */
   readonly warmupSec?: number;
   readonly log?: (line: string) => void;
 }
@@ -184,11 +186,14 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
             skip(label(t), (e as Error).message);
           }
         }
-        const warm = { ...measure, durationSec: options.warmupSec ?? 1 };
-        for (const [t, r] of running) {
-          const first = mine.find((s) => !s.fresh && supports(t, s));
-          await first?.measure(r, warm).catch((e: Error) => log(`warm-up ${label(t)}: ${e.message}`));
-        }
+        // Every scenario warms every target it measures: a Node target's accept → connect → close
+        // path runs unoptimised until V8 has seen it ~10,000 times (bench/README.md "Warm-up").
+        for (const [t, r] of running)
+          for (const s of mine) {
+            if (s.fresh || !supports(t, s)) continue;
+            const warm = { ...measure, durationSec: options.warmupSec ?? s.warmupSec ?? 1 };
+            await s.measure(r, warm).catch((e: Error) => log(`warm-up ${label(t)} ${s.name}: ${e.message}`));
+          }
         for (const s of mine)
           for (const t of running.keys())
             if (supports(t, s)) cells.push({ scenario: s.name, target: t.name, rounds: [] });
@@ -283,6 +288,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       duration: { type: 'string' },
+      warmup: { type: 'string' },
       rounds: { type: 'string' },
       scenarios: { type: 'string' },
       targets: { type: 'string' },
@@ -320,6 +326,7 @@ async function main(): Promise<void> {
     durationSec: Number(values.duration ?? preset?.durationSec ?? 5),
     rounds: Number(values.rounds ?? preset?.rounds ?? 3),
     idleConnections: Number(values.idle),
+    ...(values.warmup === undefined ? {} : { warmupSec: Number(values.warmup) }),
     profile: values.profile,
     ...(out === 'none' ? {} : { outDir: resolve(out) }),
     ...(loadgen === undefined ? {} : { loadgen }),

@@ -40,6 +40,8 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'newconn',
     title: 'new connection per request',
     fresh: false,
+    // New connections reach V8's optimised code only after ~10,000 (bench/README.md "Warm-up").
+    warmupSec: 5,
     async measure(t, o): Promise<Metric> {
       const spec = { url: url(t.port, SMALL_PATH), connections: 32, durationSec: o.durationSec, close: true };
       const r = await runLoad(spec, o.loadgen, o.spawn);
@@ -79,6 +81,8 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'tlsconn',
     title: 'new TLS connection per request (passthrough)',
     fresh: false,
+    // New connections reach V8's optimised code only after ~10,000 (bench/README.md "Warm-up").
+    warmupSec: 5,
     group: 'tls',
     // wrk sends SNI from the URL's host and does not resume sessions; autocannon is not checked.
     available: (loadgen) => (loadgen === 'wrk' ? undefined : 'needs wrk (https with SNI)'),

@@ -64,6 +64,8 @@ export interface Scenario {
   readonly title: string;
   /** True when the target must be freshly started for this scenario (memory). */
   readonly fresh: boolean;
+  /** Seconds of this scenario run on each target before the rounds (default 1; `--warmup` overrides). */
+  readonly warmupSec?: number;
   /** The group whose backend and targets this scenario measures (default `http1`). */
   readonly group?: string;
   /** Undefined when it can run with `loadgen`; otherwise why the scenario is skipped. */
