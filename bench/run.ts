@@ -5,8 +5,9 @@
  * 1. Group by group (HTTP/1.1, TLS passthrough, HTTP/2: bench/lib/groups.ts), start the group's
  *    backend (nginx, or a Node server) and every selected, available target, each in its own
  *    process; a missing peer or tool is skipped with a line saying so.
- * 2. Warm every target on every scenario it runs, then for each round, for each scenario, measure each target in turn
- *    (A B C A B C…), so drift on the machine hits every target alike.
+ * 2. Warm every target on every scenario it runs, then for each round, for each scenario, measure
+ *    each target in turn (A B C, then B C A, C A B…: each round starts a share further down the list), so drift on
+ *    the machine and the place in the order hit every target alike.
  * 3. Stop everything (always, even on failure), then summarise: medians, ratios against the
  *    direct backend and the bare Node pipe, the table, the JSON and the chart.
  *
@@ -197,9 +198,10 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
         for (const s of mine)
           for (const t of running.keys())
             if (supports(t, s)) cells.push({ scenario: s.name, target: t.name, rounds: [] });
+        const order = [...running];
         for (let round = 1; round <= options.rounds; round++) {
           for (const s of mine) {
-            for (const [t, r] of running) {
+            for (const [t, r] of rotated(order, round - 1, options.rounds)) {
               if (!supports(t, s)) continue;
               const m = await measureOnce(s, t, r, ctx, measure).catch((e: Error) => e);
               const where = `round ${round}/${options.rounds} ${s.name} ${t.name}`;
@@ -246,6 +248,19 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     log(`\nwrote ${join(options.outDir, 'results.json')} and chart.svg`);
   }
   return { rows, skipped, spawned: spawn.spawned, meta };
+}
+
+/**
+ * The targets of round `index` (0-based) of `rounds`: the list rotated by an equal share per
+ * round, so no target always runs at the same place in a round. Where a target runs matters on
+ * one machine: the targets before it leave their loopback sockets in TIME_WAIT (tens of
+ * thousands after a `newconn` round of HAProxy or nginx), and the kernel's connect() then costs
+ * more for whoever comes next (bench/README.md "Warm-up").
+ */
+export function rotated<T>(list: readonly T[], index: number, rounds: number): T[] {
+  if (list.length === 0) return [];
+  const by = Math.floor((list.length * index) / Math.max(1, rounds)) % list.length;
+  return [...list.slice(by), ...list.slice(0, by)];
 }
 
 /** One measurement; a `fresh` scenario gets its own freshly started target. */
