@@ -25,7 +25,8 @@ ${groups.join('\n')}
 Flags:
   --duration S       seconds per measurement (default 5)
   --warmup S         seconds of each scenario on each target before the rounds
-                     (default: 5 for newconn and tlsconn, 1 for the others)
+                     (default: 5 for newconn and tlsconn, 1 for the others;
+                     times the thread count for the worker panel's rows)
   --rounds N         rounds of every scenario × target (default 3)
   --scenarios a,b    only these scenarios
   --targets a,b      only these targets (optional ones included when named)

@@ -188,11 +188,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
           }
         }
         // Every scenario warms every target it measures: a Node target's accept → connect → close
-        // path runs unoptimised until V8 has seen it ~10,000 times (bench/README.md "Warm-up").
+        // path runs unoptimised until V8 has seen it ~10,000 times (bench/README.md "Warm-up"); a
+        // target with several event loops (worker threads) warms that many times as long.
         for (const [t, r] of running)
           for (const s of mine) {
             if (s.fresh || !supports(t, s)) continue;
-            const warm = { ...measure, durationSec: options.warmupSec ?? s.warmupSec ?? 1 };
+            const warm = { ...measure, durationSec: (options.warmupSec ?? s.warmupSec ?? 1) * (t.loops ?? 1) };
             await s.measure(r, warm).catch((e: Error) => log(`warm-up ${label(t)} ${s.name}: ${e.message}`));
           }
         for (const s of mine)

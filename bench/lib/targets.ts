@@ -101,6 +101,7 @@ export function switchboardTarget(
   return {
     name,
     available: () => undefined,
+    ...(workers === undefined ? {} : { loops: workers }),
     start: (ctx) =>
       startSwitchboard(ctx, name, (p) => switchboardConf(p, routing), switchboardServers(ctx.backendPort), root, panel),
   };

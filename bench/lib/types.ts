@@ -34,6 +34,11 @@ export interface Target {
   readonly scenarios?: readonly string[];
   /** Left out of the default suite; runs when named in --targets or in a suite that lists it. */
   readonly optional?: boolean;
+  /**
+   * Node event loops that share the load (the worker panel's threads): the warm-up runs this many
+   * times as long, so that each loop's code sees as many connections as a one-loop target's.
+   */
+  readonly loops?: number;
 }
 
 /** A backend plus the targets in front of it; a scenario names the group it measures. */
