@@ -6,13 +6,14 @@
  *    backend (nginx, or a Node server) and every selected, available target, each in its own
  *    process; a missing peer or tool is skipped with a line saying so.
  * 2. Warm every target on every scenario it runs, then for each round, for each scenario, measure
- *    each target in turn (A B C, then B C A, C A B…: each round starts a share further down the list), so drift on
- *    the machine and the place in the order hit every target alike.
+ *    each target in turn (A B C, then B C A, C A B…: each round starts a share further down the
+ *    list), so drift on the machine and the place in the order hit every target alike.
  * 3. Stop everything (always, even on failure), then summarise: medians, ratios against the
  *    direct backend and the bare Node pipe, the table, the JSON and the chart.
  *
  * Flags: --duration S (per measurement, default 5), --warmup S (per scenario and target before
- * the rounds; default each scenario's own: 5 for new connections, else 1), --rounds N (3), --scenarios a,b,
+ * the rounds; default each scenario's own: 5 for new connections, else 1; times the thread count
+ * of a worker-panel row), --rounds N (3), --scenarios a,b,
  * --targets a,b, --suite default|scaling|all, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
  * --out DIR (bench/results; --out none writes nothing), --profile (Node targets run with
  * --cpu-prof into OUT/profiles), --check [--strict] [--margin M] [--targets-file F] (judge the
@@ -253,10 +254,10 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
 
 /**
  * The targets of round `index` (0-based) of `rounds`: the list rotated by an equal share per
- * round, so no target always runs at the same place in a round. Where a target runs matters on
- * one machine: the targets before it leave their loopback sockets in TIME_WAIT (tens of
- * thousands after a `newconn` round of HAProxy or nginx), and the kernel's connect() then costs
- * more for whoever comes next (bench/README.md "Warm-up").
+ * round, so no target always runs at the same place in a round. Where a target runs can matter
+ * on one machine: the targets before it leave loopback sockets in TIME_WAIT (thousands toward the
+ * shared backend after a `newconn` round of the HTTP-mode peers), and the router's connects
+ * measured +12% CPU after 14,000 of them (bench/README.md "Warm-up").
  */
 export function rotated<T>(list: readonly T[], index: number, rounds: number): T[] {
   if (list.length === 0) return [];
