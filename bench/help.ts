@@ -28,6 +28,9 @@ Flags:
                      (default: 5 for newconn and tlsconn, 1 for the others;
                      times the thread count for the worker panel's rows)
   --rounds N         rounds of every scenario × target (default 3)
+  --paired           measure the pivot (node-pipe; node-h2-proxy for h2) right before every
+                     other row; its ratio column (and --check) is then the median of those
+                     per-round ratios
   --scenarios a,b    only these scenarios
   --targets a,b      only these targets (optional ones included when named)
   --suite NAME       ${suites.join(' | ')} (--scenarios/--targets override it)

@@ -15,6 +15,8 @@
  * the rounds; default each scenario's own: 5 for new connections, else 1; times the thread count
  * of a worker-panel row), --rounds N (3), --scenarios a,b,
  * --targets a,b, --suite default|scaling|all, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
+ * --paired (the pivot, node-pipe or node-h2-proxy, measured right before every other row; its
+ * ratio column is then the median of those per-round ratios),
  * --out DIR (bench/results; --out none writes nothing), --profile (Node targets run with
  * --cpu-prof into OUT/profiles), --check [--strict] [--margin M] [--targets-file F] (judge the
  * run against bench/targets.json: bench/lib/check.ts), --quick (the short check CI runs).
@@ -50,6 +52,8 @@ export interface BenchOptions {
   readonly profile?: boolean;
   /** Seconds of warm-up per scenario and target, overriding each scenario's own (`--warmup S`). */
   readonly warmupSec?: number;
+  /** `--paired`: the pivot (node-pipe, node-h2-proxy) is measured right before every other row. */
+  readonly paired?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -201,18 +205,30 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
           for (const t of running.keys())
             if (supports(t, s)) cells.push({ scenario: s.name, target: t.name, rounds: [] });
         const order = [...running];
+        const cellOf = (s: Scenario, t: Target) => cells.find((c) => c.scenario === s.name && c.target === t.name);
+        const once = async (round: number, s: Scenario, t: Target, r: Running) => {
+          const m = await measureOnce(s, t, r, ctx, measure).catch((e: Error) => e);
+          const where = `round ${round}/${options.rounds} ${s.name} ${t.name}`;
+          if (m instanceof Error) {
+            log(`${where}: failed: ${m.message}`);
+            return undefined;
+          }
+          cellOf(s, t)?.rounds.push(m);
+          log(`${where}: ${m.value.toFixed(2)} ${m.unit}`);
+          return m;
+        };
         for (let round = 1; round <= options.rounds; round++) {
           for (const s of mine) {
+            const pivot = options.paired === true && !s.fresh ? pivotOf(order, s) : undefined;
             for (const [t, r] of rotated(order, round - 1, options.rounds)) {
-              if (!supports(t, s)) continue;
-              const m = await measureOnce(s, t, r, ctx, measure).catch((e: Error) => e);
-              const where = `round ${round}/${options.rounds} ${s.name} ${t.name}`;
-              if (m instanceof Error) {
-                log(`${where}: failed: ${m.message}`);
-                continue;
-              }
-              cells.find((c) => c.scenario === s.name && c.target === t.name)?.rounds.push(m);
-              log(`${where}: ${m.value.toFixed(2)} ${m.unit}`);
+              if (!supports(t, s) || t === pivot?.[0]) continue;
+              // --paired: the pivot right before each target, and the ratio of the two kept.
+              const base = pivot === undefined ? undefined : await once(round, s, pivot[0], pivot[1]);
+              const m = await once(round, s, t, r);
+              const cell = cellOf(s, t);
+              if (base === undefined || m === undefined || cell === undefined || !(base.value > 0)) continue;
+              cell.pairs ??= { vs: pivot?.[0].name ?? '', ratios: [] };
+              cell.pairs.ratios.push(m.value / base.value);
             }
           }
         }
@@ -250,6 +266,13 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     log(`\nwrote ${join(options.outDir, 'results.json')} and chart.svg`);
   }
   return { rows, skipped, spawned: spawn.spawned, meta };
+}
+
+/** `--paired`: the row every other is measured right after (node-pipe; node-h2-proxy for h2). */
+function pivotOf(running: readonly [Target, Running][], s: Scenario): [Target, Running] | undefined {
+  for (const name of ['node-pipe', 'node-h2-proxy'])
+    for (const entry of running) if (entry[0].name === name && supports(entry[0], s)) return entry;
+  return undefined;
 }
 
 /**
@@ -306,6 +329,7 @@ async function main(): Promise<void> {
     options: {
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      paired: { type: 'boolean', default: false },
       rounds: { type: 'string' },
       scenarios: { type: 'string' },
       targets: { type: 'string' },
@@ -344,6 +368,7 @@ async function main(): Promise<void> {
     rounds: Number(values.rounds ?? preset?.rounds ?? 3),
     idleConnections: Number(values.idle),
     ...(values.warmup === undefined ? {} : { warmupSec: Number(values.warmup) }),
+    paired: values.paired,
     profile: values.profile,
     ...(out === 'none' ? {} : { outDir: resolve(out) }),
     ...(loadgen === undefined ? {} : { loadgen }),

@@ -1,6 +1,7 @@
 /**
  * `--check`: the same-run ratios of a bench run against bench/targets.json.
- * A rule compares a row with another row of the same scenario (`vs`: the ratio of medians) or
+ * A rule compares a row with another row of the same scenario (`vs`: the ratio of medians, or
+ * with `--paired` the median of the per-round ratios when `vs` is the row's pivot) or
  * reads one of its extra numbers (`extra`, e.g. p99ms). It carries two levels in the same
  * direction: the goal (`min` or `max`, issue 18's target: reported met or missed) and the
  * `guard` (the level last measured on a quiet machine: falling past it by more than the
@@ -65,6 +66,7 @@ function measured(rule: Rule, rows: readonly Row[]): number | undefined {
   const row = rows.find((r) => r.scenario === rule.scenario && r.target === rule.target);
   if (row === undefined) return undefined;
   if (rule.extra !== undefined) return row.extra[rule.extra];
+  if (row.paired !== undefined && row.paired.vs === rule.vs) return row.paired.ratio;
   const base = rows.find((r) => r.scenario === rule.scenario && r.target === rule.vs);
   if (base === undefined || !(base.median > 0)) return undefined;
   return row.median / base.median;

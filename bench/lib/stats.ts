@@ -17,6 +17,10 @@ export interface Cell {
   readonly scenario: string;
   readonly target: string;
   readonly rounds: Metric[];
+  /**
+   * `--paired`: each round's value over the pivot's (`vs`), the pivot measured right before it.
+   */
+  pairs?: { readonly vs: string; readonly ratios: number[] };
 }
 
 /** A summarised row: the median plus its ratio to each baseline's median in the same scenario. */
@@ -29,6 +33,8 @@ export interface Row {
   /** Baseline name → target median / baseline median (for KiB/conn, lower is better). */
   readonly ratios: Record<string, number>;
   readonly samples: number[];
+  /** `--paired`: the median of the per-round ratios to `vs` (also shown as `ratios[vs]`). */
+  readonly paired?: { readonly vs: string; readonly ratio: number; readonly ratios: number[] };
 }
 
 /** Summarises cells into rows with ratios against the named baselines of the same scenario. */
@@ -48,12 +54,16 @@ export function summarise(cells: readonly Cell[], baselines: readonly string[]):
         extra,
         ratios: {},
         samples,
+        ...(c.pairs === undefined || c.pairs.ratios.length === 0
+          ? {}
+          : { paired: { vs: c.pairs.vs, ratio: median(c.pairs.ratios), ratios: c.pairs.ratios } }),
       };
     });
   for (const row of rows) {
     for (const b of baselines) {
       const base = rows.find((r) => r.scenario === row.scenario && r.target === b);
-      if (base !== undefined && base.median > 0) row.ratios[b] = row.median / base.median;
+      if (row.paired?.vs === b) row.ratios[b] = row.paired.ratio;
+      else if (base !== undefined && base.median > 0) row.ratios[b] = row.median / base.median;
     }
   }
   return rows;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { check, failed, loadTargets, type Targets, targetsFile } from '../../bench/lib/check.ts';
-import type { Row } from '../../bench/lib/stats.ts';
+import { type Cell, type Row, summarise } from '../../bench/lib/stats.ts';
 
 const row = (scenario: string, target: string, median: number, extra: Record<string, number> = {}): Row => ({
   scenario,
@@ -76,5 +76,36 @@ describe('bench --check', () => {
       writeFileSync(file, JSON.stringify(content));
       expect(() => loadTargets(file)).toThrow(message);
     }
+  });
+});
+
+describe('bench --paired', () => {
+  const cell = (target: string, values: number[], pairs?: number[]): Cell => ({
+    scenario: 'newconn',
+    target,
+    rounds: values.map((value) => ({ value, unit: 'conn/s', higherIsBetter: true })),
+    ...(pairs === undefined ? {} : { pairs: { vs: 'node-pipe', ratios: pairs } }),
+  });
+
+  it('takes the pivot column and the check from the median of the per-round ratios', () => {
+    // The medians alone (900 / 1000) say 0.9; measured next to the pivot each round it was 1.05.
+    const rows = summarise(
+      [cell('node-pipe', [1000, 1200, 800, 1000, 1000, 1000]), cell('swb', [900, 1260, 840], [0.9, 1.05, 1.05])],
+      ['node-pipe'],
+    );
+    const swb = rows.find((r) => r.target === 'swb');
+    expect(swb?.paired).toEqual({ vs: 'node-pipe', ratio: 1.05, ratios: [0.9, 1.05, 1.05] });
+    expect(swb?.ratios['node-pipe']).toBe(1.05);
+    const rule = { scenario: 'newconn', target: 'swb', vs: 'node-pipe', min: 1.0, guard: 0.95 };
+    expect(check(rows, { noise: 0.1, rules: [rule] })[0]).toMatchObject({ value: 1.05, goal: 'met', guard: 'held' });
+  });
+
+  it('keeps the ratio of medians for a rule against another row than the pivot', () => {
+    const rows = summarise(
+      [cell('node-pipe', [1000]), cell('haproxy-tcp', [2000], [2]), cell('swb', [1000], [1])],
+      ['node-pipe'],
+    );
+    const rule = { scenario: 'newconn', target: 'swb', vs: 'haproxy-tcp', min: 1.0, guard: 0.4 };
+    expect(check(rows, { noise: 0.1, rules: [rule] })[0]).toMatchObject({ value: 0.5, goal: 'missed' });
   });
 });
