@@ -222,12 +222,16 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
             const pivot = options.paired === true && !s.fresh ? pivotOf(order, s) : undefined;
             for (const [t, r] of rotated(order, round - 1, options.rounds)) {
               if (!supports(t, s) || t === pivot?.[0]) continue;
+              if (pivot === undefined) {
+                await once(round, s, t, r);
+                continue;
+              }
               // --paired: the pivot right before each target, and the ratio of the two kept.
-              const base = pivot === undefined ? undefined : await once(round, s, pivot[0], pivot[1]);
+              const base = await once(round, s, pivot[0], pivot[1]);
               const m = await once(round, s, t, r);
               const cell = cellOf(s, t);
               if (base === undefined || m === undefined || cell === undefined || !(base.value > 0)) continue;
-              cell.pairs ??= { vs: pivot?.[0].name ?? '', ratios: [] };
+              cell.pairs ??= { vs: pivot[0].name, ratios: [] };
               cell.pairs.ratios.push(m.value / base.value);
             }
           }
@@ -270,7 +274,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
 
 /** `--paired`: the row every other is measured right after (node-pipe; node-h2-proxy for h2). */
 function pivotOf(running: readonly [Target, Running][], s: Scenario): [Target, Running] | undefined {
-  for (const name of ['node-pipe', 'node-h2-proxy'])
+  for (const name of BASELINES.filter((b) => b !== 'direct'))
     for (const entry of running) if (entry[0].name === name && supports(entry[0], s)) return entry;
   return undefined;
 }

@@ -32,6 +32,35 @@ describe('bench harness smoke', () => {
     expect(lines.some((l) => l.startsWith('backend: '))).toBe(true);
   }, 60_000);
 
+  it('--paired measures the pivot right before every other row and keeps the ratio of every round', async () => {
+    const lines: string[] = [];
+    const result = await runBench({
+      durationSec: 1,
+      rounds: 2,
+      warmupSec: 1,
+      idleConnections: 10,
+      scenarios: ['keepalive'],
+      targets: ['direct', 'node-pipe'],
+      paired: true,
+      log: (l) => lines.push(l),
+    });
+    for (const pid of result.spawned) expect(isRunning(pid), `pid ${pid} still running`).toBe(false);
+    const measured = lines.filter((l) => l.startsWith('round ')).map((l) => l.split(':')[0]);
+    expect(measured).toEqual([
+      'round 1/2 keepalive node-pipe',
+      'round 1/2 keepalive direct',
+      'round 2/2 keepalive node-pipe',
+      'round 2/2 keepalive direct',
+    ]);
+    const direct = result.rows.find((r) => r.target === 'direct');
+    const pipe = result.rows.find((r) => r.target === 'node-pipe');
+    expect(direct?.paired?.vs).toBe('node-pipe');
+    expect(direct?.paired?.ratios).toHaveLength(2);
+    expect(direct?.ratios['node-pipe']).toBe(direct?.paired?.ratio);
+    expect(pipe?.samples).toHaveLength(2);
+    expect(pipe?.paired).toBeUndefined();
+  }, 60_000);
+
   const tools = ['wrk', 'h2load', 'openssl'].every((t) => which(t) !== undefined);
   it.skipIf(!tools)(
     'runs the TLS passthrough and HTTP/2 groups through Switchboard without errors',
