@@ -30,7 +30,7 @@ Flags:
   --rounds N         rounds of every scenario × target (default 3)
   --paired           measure the pivot (node-pipe; node-h2-proxy for h2) right before every
                      other row; its ratio column (and --check) is then the median of those
-                     per-round ratios
+                     per-round ratios (a rule between two paired rows: their quotient)
   --scenarios a,b    only these scenarios
   --targets a,b      only these targets (optional ones included when named)
   --suite NAME       ${suites.join(' | ')} (--scenarios/--targets override it)

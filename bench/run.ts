@@ -32,6 +32,7 @@ import { GROUPS } from './lib/groups.ts';
 import { defaultLoadgen } from './lib/loadgen.ts';
 import { createSpawner } from './lib/proc.ts';
 import { SCENARIOS } from './lib/scenarios.ts';
+import { timeWaitSockets } from './lib/sockstat.ts';
 import { type Cell, formatTable, type Row, summarise } from './lib/stats.ts';
 import { ROOT, SCALING } from './lib/targets.ts';
 import type { BenchContext, MeasureOptions, Metric, Running, Scenario, Target } from './lib/types.ts';
@@ -282,9 +283,9 @@ function pivotOf(running: readonly [Target, Running][], s: Scenario): [Target, R
 /**
  * The targets of round `index` (0-based) of `rounds`: the list rotated by an equal share per
  * round, so no target always runs at the same place in a round. Where a target runs can matter
- * on one machine: the targets before it leave loopback sockets in TIME_WAIT (thousands toward the
- * shared backend after a `newconn` round of the HTTP-mode peers), and the router's connects
- * measured +12% CPU after 14,000 of them (bench/README.md "Warm-up").
+ * on one machine: the targets before it leave the host's loopback sockets in TIME_WAIT (a
+ * `newconn` round fills the ephemeral port range) and its CPU idle or busy, and either moves the
+ * next target's cost per connection by up to a third (bench/README.md "TIME_WAIT").
  */
 export function rotated<T>(list: readonly T[], index: number, rounds: number): T[] {
   if (list.length === 0) return [];
@@ -302,7 +303,9 @@ async function measureOnce(
 ): Promise<Metric> {
   const target = s.fresh ? await t.start(ctx) : r;
   try {
-    return await s.measure(target, options);
+    const timeWait = timeWaitSockets();
+    const m = await s.measure(target, options);
+    return timeWait === undefined ? m : { ...m, extra: { ...m.extra, timeWait } };
   } finally {
     if (s.fresh) await target.stop();
   }

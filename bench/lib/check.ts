@@ -1,7 +1,8 @@
 /**
  * `--check`: the same-run ratios of a bench run against bench/targets.json.
- * A rule compares a row with another row of the same scenario (`vs`: the ratio of medians, or
- * with `--paired` the median of the per-round ratios when `vs` is the row's pivot) or
+ * A rule compares a row with another row of the same scenario (`vs`: the ratio of medians; with
+ * `--paired`, the median of the per-round ratios when `vs` is the row's pivot, and the ratio of
+ * the two rows' paired ratios when both were paired with the same pivot) or
  * reads one of its extra numbers (`extra`, e.g. p99ms). It carries two levels in the same
  * direction: the goal (`min` or `max`, issue 18's target: reported met or missed) and the
  * `guard` (the level last measured on a quiet machine: falling past it by more than the
@@ -68,7 +69,12 @@ function measured(rule: Rule, rows: readonly Row[]): number | undefined {
   if (rule.extra !== undefined) return row.extra[rule.extra];
   if (row.paired !== undefined && row.paired.vs === rule.vs) return row.paired.ratio;
   const base = rows.find((r) => r.scenario === rule.scenario && r.target === rule.vs);
-  if (base === undefined || !(base.median > 0)) return undefined;
+  if (base === undefined) return undefined;
+  // Both rows paired with the same pivot: each one's ratio to it, so neither row's place in the
+  // run moves the result (worker-4 against worker-2).
+  if (row.paired !== undefined && base.paired?.vs === row.paired.vs && base.paired.ratio > 0)
+    return row.paired.ratio / base.paired.ratio;
+  if (!(base.median > 0)) return undefined;
   return row.median / base.median;
 }
 

@@ -100,11 +100,22 @@ describe('bench --paired', () => {
     expect(check(rows, { noise: 0.1, rules: [rule] })[0]).toMatchObject({ value: 1.05, goal: 'met', guard: 'held' });
   });
 
-  it('keeps the ratio of medians for a rule against another row than the pivot', () => {
+  it('divides the two paired ratios for a rule between two rows paired with the same pivot', () => {
+    // The medians say 0.5 (1000 / 2000); each against the pivot measured right before it, 1.2 / 1.6.
     const rows = summarise(
-      [cell('node-pipe', [1000]), cell('haproxy-tcp', [2000], [2]), cell('swb', [1000], [1])],
+      [cell('node-pipe', [1000]), cell('worker-2', [2000], [1.6]), cell('worker-4', [1000], [1.2])],
       ['node-pipe'],
     );
+    const rule = { scenario: 'newconn', target: 'worker-4', vs: 'worker-2', min: 0.8, guard: 0.7 };
+    const verdict = check(rows, { noise: 0.1, rules: [rule] })[0];
+    expect(verdict?.value).toBeCloseTo(0.75, 9);
+    expect(verdict).toMatchObject({ goal: 'missed', guard: 'held' });
+  });
+
+  it('keeps the ratio of medians against a row that was not paired', () => {
+    const rows = summarise([cell('node-pipe', [1000]), cell('haproxy-tcp', [2000]), cell('swb', [1000], [1.2])], [
+      'node-pipe',
+    ]);
     const rule = { scenario: 'newconn', target: 'swb', vs: 'haproxy-tcp', min: 1.0, guard: 0.4 };
     expect(check(rows, { noise: 0.1, rules: [rule] })[0]).toMatchObject({ value: 0.5, goal: 'missed' });
   });
