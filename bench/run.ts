@@ -284,8 +284,8 @@ function pivotOf(running: readonly [Target, Running][], s: Scenario): [Target, R
  * The targets of round `index` (0-based) of `rounds`: the list rotated by an equal share per
  * round, so no target always runs at the same place in a round. Where a target runs can matter
  * on one machine: the targets before it leave the host's loopback sockets in TIME_WAIT (a
- * `newconn` round fills the ephemeral port range) and its CPU idle or busy, and either moves the
- * next target's cost per connection by up to a third (bench/README.md "TIME_WAIT").
+ * `newconn` round fills the ephemeral port range), a state that moved the cost of a connection
+ * by up to a third, the pipe's as much as the router's (bench/README.md "TIME_WAIT").
  */
 export function rotated<T>(list: readonly T[], index: number, rounds: number): T[] {
   if (list.length === 0) return [];

@@ -2,7 +2,8 @@
  * The host's TCP sockets in TIME_WAIT, from /proc/net/sockstat (Linux; undefined elsewhere).
  * A `newconn` round on loopback leaves two per connection (the client's toward the target and the
  * backend's toward the target's upstream side) for 60 s, so a run fills the ephemeral port range
- * and each measurement starts in a state its predecessors left (bench/README.md "TIME_WAIT").
+ * toward each destination and each measurement starts in a state the ones before it left
+ * (bench/README.md "TIME_WAIT").
  */
 import { readFileSync } from 'node:fs';
 
