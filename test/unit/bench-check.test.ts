@@ -113,9 +113,10 @@ describe('bench --paired', () => {
   });
 
   it('keeps the ratio of medians against a row that was not paired', () => {
-    const rows = summarise([cell('node-pipe', [1000]), cell('haproxy-tcp', [2000]), cell('swb', [1000], [1.2])], [
-      'node-pipe',
-    ]);
+    const rows = summarise(
+      [cell('node-pipe', [1000]), cell('haproxy-tcp', [2000]), cell('swb', [1000], [1.2])],
+      ['node-pipe'],
+    );
     const rule = { scenario: 'newconn', target: 'swb', vs: 'haproxy-tcp', min: 1.0, guard: 0.4 };
     expect(check(rows, { noise: 0.1, rules: [rule] })[0]).toMatchObject({ value: 0.5, goal: 'missed' });
   });
