@@ -2,7 +2,7 @@
  * CPU per request and memory per held connection of the HTTP/1 targets, counted rather than
  * timed (issue 18 item 1): `node bench/cost.ts [--rounds 5] [--total 20000] [--scenarios
  * keepalive,newconn,big,idle] [--targets node-pipe,switchboard-net,switchboard-per-request]
- * [--warm N] [--profile DIR] [--node-flags='--heap-prof --heap-prof-dir=DIR']`: `--node-flags` go to every
+ * [--warm N] [--paired] [--pin CPU] [--versus NAME] [--profile DIR] [--node-flags='--heap-prof --heap-prof-dir=DIR']`: `--node-flags` go to every
  * Node target (the routers, node-pipe), e.g. the sampling heap profiler or `--trace-gc`.
  *
  * 1. The nginx (or Node) backend and each target run as their own processes; the fixed-count
@@ -22,16 +22,22 @@
  *    `node-pipe`, which moves far less on a shared machine than the ratio of the medians.
  *    `--versus NAME` takes the ratios to another target instead (e.g.
  *    `switchboard-per-request@baseline`: this tree against the baseline, round by round).
+ *    The ratio column lists every round's ratio after the median.
+ * 7. `--pin CPU` (Linux, taskset): every target, all its threads, runs on CPU; the backend and
+ *    the client run on the other CPUs. With `--paired` the targets then share one CPU at the
+ *    same moments, so a CPU that slows down (the bench machine's vCPUs do, bench/README.md "Two
+ *    vCPUs, two speeds") slows all of them alike: the per-round ratios stay within ±3%.
  */
 
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HTTP1_GROUP } from './lib/groups.ts';
 import { measureIdle } from './lib/idle.ts';
+import { canPin, otherCpus, pinnedCommand, pinProcess } from './lib/pin.ts';
 import { createSpawner } from './lib/proc.ts';
 import { TARGETS } from './lib/targets.ts';
 import type { BenchContext, Running, Target } from './lib/types.ts';
@@ -48,6 +54,7 @@ const { values } = parseArgs({
     paired: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     versus: { type: 'string', default: 'node-pipe' },
+    pin: { type: 'string' },
   },
 });
 
@@ -66,13 +73,15 @@ function cpuNs(pids: number[]): number {
   return sum;
 }
 
+/** `--pin CPU`: every target (all its threads) on CPU, the backend and the client on the others. */
+const pin = values.pin === undefined ? undefined : Number(values.pin);
+
 function runClient(port: number | string, mode: string, conns: number, total: number): Promise<number> {
   const script = join(import.meta.dirname, 'lib', 'fixed-client.ts');
-  return new Promise((ok, fail) =>
-    execFile(process.execPath, [script, String(port), mode, String(conns), String(total)], (err, out) =>
-      err ? fail(err) : ok(Number(out.trim())),
-    ),
-  );
+  const argv = [script, String(port), mode, String(conns), String(total)];
+  const [cmd, args] =
+    pin === undefined ? [process.execPath, argv] : pinnedCommand(otherCpus(pin), process.execPath, argv);
+  return new Promise((ok, fail) => execFile(cmd, args, (err, out) => (err ? fail(err) : ok(Number(out.trim())))));
 }
 
 /** One round of `--paired`: every target loaded at once by one client; CPU per request each. */
@@ -100,6 +109,8 @@ async function pairedRound(
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
+  if (pin !== undefined && !(Number.isInteger(pin) && pin >= 0 && pin < availableParallelism() && canPin()))
+    throw new Error(`cost: --pin ${values.pin}: needs taskset and a CPU number below ${availableParallelism()}`);
   const dir = await mkdtemp(join(tmpdir(), 'swb-cost-'));
   const spawn = createSpawner();
   try {
@@ -123,6 +134,10 @@ async function main(): Promise<void> {
     const targets = all.filter((t) => wanted.includes(t.name));
     const running = new Map<string, Running>();
     for (const t of targets) running.set(t.name, await t.start(ctx));
+    if (pin !== undefined) {
+      for (const pid of backend.pids()) pinProcess(pid, otherCpus(pin));
+      for (const [, r] of running) for (const pid of r.pids()) pinProcess(pid, String(pin));
+    }
     const scenarios = values.scenarios.split(',');
     const total = Number(values.total);
     const rows = new Map<string, number[]>();
@@ -161,7 +176,7 @@ async function main(): Promise<void> {
       const paired = ratios.get(key);
       const ratio =
         paired !== undefined
-          ? median(paired).toFixed(2)
+          ? `${median(paired).toFixed(2)} (${paired.map((r) => r.toFixed(2)).join(' ')})`
           : pipe === undefined
             ? ''
             : (median(xs) / median(pipe)).toFixed(2);

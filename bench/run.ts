@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { benchHelp } from './help.ts';
 import { renderChart } from './lib/chart.ts';
 import { check, failed, formatVerdicts, loadTargets, type Targets, targetsFile } from './lib/check.ts';
+import { cpuSpeeds, spread } from './lib/cpu-speed.ts';
 import { GROUPS } from './lib/groups.ts';
 import { defaultLoadgen } from './lib/loadgen.ts';
 import { createSpawner } from './lib/proc.ts';
@@ -303,9 +304,15 @@ async function measureOnce(
 ): Promise<Metric> {
   const target = s.fresh ? await t.start(ctx) : r;
   try {
+    // The machine's state at the start: loopback sockets in TIME_WAIT, and how far apart the
+    // CPUs' speeds are (the slowest one's time for a fixed loop over the fastest one's).
     const timeWait = timeWaitSockets();
+    const cpuMs = cpuSpeeds();
     const m = await s.measure(target, options);
-    return timeWait === undefined ? m : { ...m, extra: { ...m.extra, timeWait } };
+    const extra: Record<string, number> = { ...m.extra };
+    if (timeWait !== undefined) extra.timeWait = timeWait;
+    if (cpuMs !== undefined && cpuMs.length > 1) extra.cpuSpread = spread(cpuMs);
+    return { ...m, extra };
   } finally {
     if (s.fresh) await target.stop();
   }

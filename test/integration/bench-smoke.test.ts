@@ -4,6 +4,7 @@
  * on speed (STYLE §20).
  */
 import { describe, expect, it } from 'vitest';
+import { canPin } from '../../bench/lib/pin.ts';
 import { isRunning, which } from '../../bench/lib/proc.ts';
 import { runBench } from '../../bench/run.ts';
 
@@ -30,6 +31,8 @@ describe('bench harness smoke', () => {
       expect(row.ratios.direct).toBeDefined();
       // the host's TIME_WAIT count when the measurement started (/proc/net/sockstat, Linux)
       if (process.platform === 'linux') expect(row.extra.timeWait).toBeGreaterThanOrEqual(0);
+      // how far apart the CPUs ran when it started (bench/lib/cpu-speed.ts), where taskset can tell
+      if (canPin()) expect(row.extra.cpuSpread).toBeGreaterThanOrEqual(1);
     }
     expect(lines.some((l) => l.startsWith('backend: '))).toBe(true);
   }, 60_000);
