@@ -32,12 +32,12 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HTTP1_GROUP } from './lib/groups.ts';
 import { measureIdle } from './lib/idle.ts';
-import { canPin, otherCpus, pinnedCommand, pinProcess } from './lib/pin.ts';
+import { allowedCpus, canPin, cpuNumbers, otherCpus, pinnedCommand, pinProcess } from './lib/pin.ts';
 import { createSpawner } from './lib/proc.ts';
 import { TARGETS } from './lib/targets.ts';
 import type { BenchContext, Running, Target } from './lib/types.ts';
@@ -75,6 +75,7 @@ function cpuNs(pids: number[]): number {
 
 /** `--pin CPU`: every target (all its threads) on CPU, the backend and the client on the others. */
 const pin = values.pin === undefined ? undefined : Number(values.pin);
+const usableCpus = () => cpuNumbers(allowedCpus() ?? '0');
 
 function runClient(port: number | string, mode: string, conns: number, total: number): Promise<number> {
   const script = join(import.meta.dirname, 'lib', 'fixed-client.ts');
@@ -109,8 +110,8 @@ async function pairedRound(
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  if (pin !== undefined && !(Number.isInteger(pin) && pin >= 0 && pin < availableParallelism() && canPin()))
-    throw new Error(`cost: --pin ${values.pin}: needs taskset and a CPU number below ${availableParallelism()}`);
+  if (pin !== undefined && !(canPin() && usableCpus().includes(pin)))
+    throw new Error(`cost: --pin ${values.pin}: needs taskset, two CPUs or more, and one of ${usableCpus().join(',')}`);
   const dir = await mkdtemp(join(tmpdir(), 'swb-cost-'));
   const spawn = createSpawner();
   try {

@@ -8,8 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { allowedCpus, canPin } from './pin.ts';
+import { allowedCpus, canPin, cpuNumbers } from './pin.ts';
 
 /** Iterations of the loop: about 10 ms on one of the bench machine's vCPUs at full speed. */
 const LOOP = 2_000_000;
@@ -50,8 +49,9 @@ function moveTo(tid: string, cpus: string): void {
 }
 
 /**
- * Milliseconds the loop took on each CPU (index = CPU number), or undefined where the
- * process cannot be moved (not Linux, one CPU, no `taskset`).
+ * Milliseconds the loop took on each CPU this thread may use (index = position in that list:
+ * CPU number on a machine with nothing pinned), or undefined where the thread cannot be moved
+ * (not Linux, one CPU, no `taskset`, or a move refused).
  */
 export function cpuSpeeds(): number[] | undefined {
   if (!canPin()) return undefined;
@@ -63,16 +63,18 @@ export function cpuSpeeds(): number[] | undefined {
     for (let i = 0; i < 3; i++) timed();
     warmed = true;
   }
-  // Read before the first move: availableParallelism() counts the CPUs the thread may use.
-  const count = availableParallelism();
   const out: number[] = [];
   try {
-    for (let cpu = 0; cpu < count; cpu++) {
+    for (const cpu of cpuNumbers(home)) {
       moveTo(tid, String(cpu));
       out.push(Math.round(timed() * 10) / 10);
     }
+  } catch {
+    return undefined;
   } finally {
-    moveTo(tid, home);
+    try {
+      moveTo(tid, home);
+    } catch {}
   }
   return sink === 0.5 ? [] : out;
 }

@@ -10,16 +10,25 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { which } from './proc.ts';
 
-/** Whether processes can be pinned here (`taskset` installed, more than one CPU). */
+/** Whether processes can be pinned here (`taskset` installed, more than one CPU to use). */
 export function canPin(): boolean {
   return process.platform === 'linux' && availableParallelism() > 1 && which('taskset') !== undefined;
 }
 
-/** The CPUs of this machine except `cpu`, as a `taskset -c` list ("0,2,3"). */
-export function otherCpus(cpu: number, count = availableParallelism()): string {
-  const rest: number[] = [];
-  for (let c = 0; c < count; c++) if (c !== cpu) rest.push(c);
-  return rest.join(',');
+/** The CPU numbers of a /proc or `taskset -c` list: "0-2,5" is 0, 1, 2, 5. */
+export function cpuNumbers(list: string): number[] {
+  const out: number[] = [];
+  for (const part of list.split(',')) {
+    const [from, to = from] = part.split('-').map(Number);
+    if (!Number.isInteger(from) || !Number.isInteger(to)) throw new Error(`not a CPU list: ${list}`);
+    for (let c = from!; c <= to!; c++) out.push(c);
+  }
+  return out;
+}
+
+/** The CPUs this process may use except `cpu`, as a `taskset -c` list ("0,2,3"). */
+export function otherCpus(cpu: number, usable: readonly number[] = cpuNumbers(allowedCpus() ?? '0')): string {
+  return usable.filter((c) => c !== cpu).join(',');
 }
 
 /** Moves process `pid` and every thread it has to `cpus` (a `taskset -c` list); threads it starts later inherit it. */

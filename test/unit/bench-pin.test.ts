@@ -4,13 +4,16 @@ import { once } from 'node:events';
 import { readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cpuSpeeds, spread } from '../../bench/lib/cpu-speed.ts';
-import { allowedCpus, canPin, otherCpus, pinnedCommand, pinProcess } from '../../bench/lib/pin.ts';
+import { allowedCpus, canPin, cpuNumbers, otherCpus, pinnedCommand, pinProcess } from '../../bench/lib/pin.ts';
 
 describe('otherCpus and spread', () => {
   it('lists every CPU but one, and compares the slowest with the fastest', () => {
-    expect(otherCpus(1, 2)).toBe('0');
-    expect(otherCpus(0, 4)).toBe('1,2,3');
-    expect(otherCpus(2, 4)).toBe('0,1,3');
+    expect(cpuNumbers('0-1')).toEqual([0, 1]);
+    expect(cpuNumbers('0-2,5,7-8')).toEqual([0, 1, 2, 5, 7, 8]);
+    expect(() => cpuNumbers('a-b')).toThrow(/not a CPU list/);
+    expect(otherCpus(1, [0, 1])).toBe('0');
+    expect(otherCpus(0, [0, 1, 2, 3])).toBe('1,2,3');
+    expect(otherCpus(2, [0, 1, 2, 3])).toBe('0,1,3');
     expect(spread([10, 20])).toBe(2);
     expect(spread([9.6, 9.6])).toBe(1);
     expect(spread([8, 12, 10])).toBe(1.5);
