@@ -11,6 +11,7 @@
 import { lookup } from 'node:dns';
 import { type LookupFunction, Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { arm, Deadline, disarm } from './deadline.ts';
 import { adopt, ownReadsOption } from './own-reads.ts';
 import type { UpstreamTlsOptions } from './tls/upstream.ts';
 
@@ -93,19 +94,20 @@ export function connectBackend(
 }
 
 /**
- * One connect in progress. Its socket listeners and its timer callback are shared by every
+ * One connect in progress. Its socket listeners and its deadline's callback are shared by every
  * connect (the state is found in the socket's `kOpening` slot, cleared once settled): no
  * closure and no `once` wrapper per connection on the plain-TCP path (issue 18).
  */
 class Opening {
-  /** The raw socket, then the TLS socket once its handshake started (what the timer destroys). */
+  /** The raw socket, then the TLS socket once its handshake started (what the deadline destroys). */
   declare socket: Socket;
   declare readonly host: string;
   declare readonly port: number;
   declare readonly timeoutMs: number;
   declare readonly options: ConnectOptions;
   declare readonly connected: Connected;
-  declare readonly timer: NodeJS.Timeout;
+  /** `timeoutMs` (a shared timer: src/deadline.ts). */
+  declare readonly deadline: Deadline<Opening>;
   declare settled: boolean;
 
   constructor(
@@ -122,7 +124,8 @@ class Opening {
     this.timeoutMs = timeoutMs;
     this.options = options;
     this.connected = connected;
-    this.timer = setTimeout(openingTimedOut, timeoutMs, this);
+    this.deadline = new Deadline<Opening>(openingTimedOut, this);
+    arm(this.deadline, timeoutMs);
     this.settled = false;
   }
 
@@ -133,7 +136,7 @@ class Opening {
   }
 
   fail(err: Error): void {
-    clearTimeout(this.timer);
+    disarm(this.deadline);
     this.socket.destroy();
     this.done(
       new ConnectError(`connect ${this.host}:${this.port}: ${err.message}`, false, isDescriptorExhaustion(err)),
@@ -170,7 +173,7 @@ function openingConnect(this: OpeningSocket): void {
     secure(o, this, tls);
     return;
   }
-  clearTimeout(o.timer);
+  disarm(o.deadline);
   o.done(undefined, this);
 }
 
@@ -195,7 +198,7 @@ function secure(o: Opening, socket: Socket, tls: UpstreamTlsOptions): void {
       o.fail(new Error(`tls: backend did not negotiate ${requireAlpn}`));
       return;
     }
-    clearTimeout(o.timer);
+    disarm(o.deadline);
     o.done(undefined, s);
   });
 }

@@ -10,9 +10,10 @@
  *    bookkeeping (its per-chunk state checks and its eight listeners per direction). The
  *    listeners are shared by all splices (the state is one `Splice` object per connection).
  * 2. The idle timeout does not refresh a timer per chunk (socket.setTimeout does, on both sides,
- *    for every read and write). A chunk only bumps a counter; one timer per splice wakes every
- *    idleTimeout / IDLE_TICKS and ends the splice after IDLE_TICKS quiet ticks in a row, so a
- *    silent connection closes between idleTimeout and idleTimeout × (1 + 1 / IDLE_TICKS).
+ *    for every read and write). A chunk only bumps a counter; one deadline per splice, on a timer
+ *    shared by all splices (src/deadline.ts), wakes every idleTimeout / IDLE_TICKS and ends the
+ *    splice after IDLE_TICKS quiet ticks in a row, so a silent connection closes between
+ *    idleTimeout and idleTimeout × (1 + 1 / IDLE_TICKS).
  * 3. An error on one side destroys both (STYLE §13); a close without an error ends the other
  *    once its writes have flushed. `onDone` runs once, after both sockets have closed, with why
  *    the splice ended.
@@ -25,6 +26,7 @@
  *    (src/h2c-settings-ack.ts).
  */
 import type { Socket } from 'node:net';
+import { arm, Deadline, disarm } from './deadline.ts';
 import { hasOwnReads, keep, takeReads } from './own-reads.ts';
 
 export type SpliceEnd = 'ok' | 'idle_timeout' | 'client_error' | 'upstream_error';
@@ -56,7 +58,9 @@ class Splice {
   declare activity: number;
   declare seen: number;
   declare quiet: number;
-  declare timer: NodeJS.Timeout | undefined;
+  /** The idle tick every `period` ms (a shared timer: src/deadline.ts); none when idleTimeout is 0. */
+  declare idle: Deadline<Splice> | undefined;
+  declare period: number;
   /** The filter while it is not done; `clientFiltered` reads the client until then. */
   declare stage: ClientFilter | undefined;
   /** The client's current 'data' listener. */
@@ -71,7 +75,8 @@ class Splice {
     this.activity = 0;
     this.seen = 0;
     this.quiet = 0;
-    this.timer = undefined;
+    this.idle = undefined;
+    this.period = 0;
     this.stage = stage;
     this.clientListener = stage === undefined ? clientData : clientFiltered;
   }
@@ -84,7 +89,7 @@ class Splice {
 
   closed(): void {
     if (--this.open > 0) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.idle !== undefined) disarm(this.idle);
     this.onDone(this.end);
   }
 
@@ -197,11 +202,10 @@ function tick(s: Splice): void {
     s.seen = s.activity;
     s.quiet = 0;
   } else if (++s.quiet >= IDLE_TICKS) {
-    s.timer = undefined;
     s.fail('idle_timeout');
     return;
   }
-  s.timer?.refresh();
+  arm(s.idle!, s.period);
 }
 
 /**
@@ -233,8 +237,9 @@ export function splice(
   client.on('close', clientClose);
   upstream.on('close', upstreamClose);
   if (idleTimeout > 0) {
-    s.timer = setTimeout(tick, Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS)), s);
-    s.timer.unref();
+    s.period = Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS));
+    s.idle = new Deadline(tick, s);
+    arm(s.idle, s.period);
   }
   if (first !== undefined && first.length > 0) upstream.write(first);
   // Either side may have ended while the route was decided ('end' fires even while paused).

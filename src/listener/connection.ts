@@ -6,6 +6,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ListenerConfig } from '../config/schema.ts';
+import type { Deadline } from '../deadline.ts';
 import type { Engine } from '../engine.ts';
 import type { MemberNode } from '../member-list.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
@@ -38,9 +39,9 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   /** Admission handles (src/listener/admission.ts). */
   declare readonly slot: number;
   declare readonly handle: number;
-  /** Lifetime and half-close timers (cleared at the end). */
-  declare lifetime: NodeJS.Timeout | undefined;
-  declare halfClose: NodeJS.Timeout | undefined;
+  /** Lifetime and half-close deadlines (shared timers, src/deadline.ts; disarmed at the end). */
+  declare lifetime: Deadline<Socket> | undefined;
+  declare halfClose: Deadline<Socket> | undefined;
   /** The pipeline's own bookkeeping object for the listener (opaque here). */
   declare readonly bound: unknown;
   /** Its place among the pipeline's open connections (src/member-list.ts). */

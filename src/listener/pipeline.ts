@@ -12,6 +12,7 @@
 import type { Server, Socket } from 'node:net';
 import { LINGER_MS } from '../answer.ts';
 import type { ListenerConfig } from '../config/schema.ts';
+import { arm, Deadline, disarm } from '../deadline.ts';
 import { channels } from '../diagnostics.ts';
 import type { PanelRuntime } from '../engine.ts';
 import type { AccessRecord } from '../log.ts';
@@ -68,7 +69,8 @@ function destroyForHalfClose(socket: Socket): void {
 function armHalfClose(this: Socket): void {
   const c = (this as Tagged)[kConnection];
   if (c === undefined || c.halfClose !== undefined) return;
-  c.halfClose = setTimeout(destroyForHalfClose, c.engine.limits.halfCloseTimeout, this);
+  c.halfClose = new Deadline(destroyForHalfClose, this);
+  arm(c.halfClose, c.engine.limits.halfCloseTimeout);
 }
 
 /** The listener pipeline of one panel instance. */
@@ -230,8 +232,10 @@ export class ListenerPipeline implements PipelineSteps {
     const c = new Connection(this, socket, b.config, b, engine, ip, b.slot, handle);
     c.member = this.#open.add(socket);
     (socket as Tagged)[kConnection] = c;
-    if (limits.maxConnectionLifetime > 0)
-      c.lifetime = setTimeout(destroyForLifetime, limits.maxConnectionLifetime, socket);
+    if (limits.maxConnectionLifetime > 0) {
+      c.lifetime = new Deadline(destroyForLifetime, socket);
+      arm(c.lifetime, limits.maxConnectionLifetime);
+    }
     if (limits.halfCloseTimeout > 0) {
       // 'end' and 'finish' come at most once each: `on` spares two `once` wrappers per connection.
       socket.on('end', armHalfClose);
@@ -320,8 +324,8 @@ export class ListenerPipeline implements PipelineSteps {
 
   /** Connection.done: the slot, the engine hold and the timers go back, once. */
   ended(c: Connection): void {
-    if (c.lifetime !== undefined) clearTimeout(c.lifetime);
-    if (c.halfClose !== undefined) clearTimeout(c.halfClose);
+    if (c.lifetime !== undefined) disarm(c.lifetime);
+    if (c.halfClose !== undefined) disarm(c.halfClose);
     const b = c.bound as Bound;
     if (c.member !== undefined) this.#open.remove(c.member);
     b.open--;

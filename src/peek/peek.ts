@@ -13,6 +13,7 @@
  * where it stopped, so a head trickled one byte per read costs O(n), like a bare reader.
  */
 import type { Socket } from 'node:net';
+import { arm, Deadline, disarm } from '../deadline.ts';
 import { isSwitchboardError, type ResultCode } from '../errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { GrowBuffer, type PeekWork } from './grow-buffer.ts';
@@ -70,7 +71,7 @@ export function peekSocket(socket: Socket, options: PeekOptions): Promise<Peeked
 export type PeekDone = (err: PeekFailure | undefined, peeked: Peeked | undefined) => void;
 
 /**
- * One peek's state. Its socket listeners and its timer callback are shared by every peek (one
+ * One peek's state. Its socket listeners and its deadline's callback are shared by every peek (one
  * function per event, finding the peek in the socket's `kPeek` slot): no closure per connection.
  */
 class Peek {
@@ -79,7 +80,8 @@ class Peek {
   declare readonly done: PeekDone;
   declare readonly sniffer: Sniffer;
   declare readonly buffer: GrowBuffer;
-  declare readonly timer: NodeJS.Timeout;
+  /** `peekTimeout` (a shared timer: src/deadline.ts). */
+  declare readonly deadline: Deadline<Peek>;
   declare settingsSeen: boolean;
 
   constructor(socket: Socket, options: PeekOptions, done: PeekDone) {
@@ -88,12 +90,13 @@ class Peek {
     this.done = done;
     this.sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths);
     this.buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
-    this.timer = setTimeout(peekTimedOut, options.peekTimeout, this);
+    this.deadline = new Deadline<Peek>(peekTimedOut, this);
+    arm(this.deadline, options.peekTimeout);
     this.settingsSeen = false;
   }
 
   settle(): void {
-    clearTimeout(this.timer);
+    disarm(this.deadline);
     const socket = this.socket;
     (socket as PeekSocket)[kPeek] = undefined;
     socket.removeListener('data', peekData);
