@@ -39,9 +39,8 @@ import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { Engine, PanelRuntime } from '../../src/engine.ts';
 import type { ResultCode } from '../../src/errors.ts';
-import { clientAddress } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
-import { connectionOf, ListenerPipeline } from '../../src/listener/pipeline.ts';
+import { clientOf, connectionOf, ListenerPipeline } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { MemberList } from '../../src/member-list.ts';
 import type { BoundPanel, PanelFactory } from '../../src/panel.ts';
@@ -317,7 +316,7 @@ class Http2Panel implements BoundPanel {
   ) {
     const record: AccessRecord = {
       listener: l.name,
-      client: clientAddress(socket),
+      client: clientOf(socket),
       ...(protocol === undefined ? {} : { protocol }),
       bytesIn: socket.bytesRead,
       bytesOut: socket.bytesWritten,

@@ -24,12 +24,12 @@ import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { clientOf } from '../../src/listener/pipeline.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { outlierStatusFor } from '../../src/outlier.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import type { Candidates } from '../../src/types.ts';
 import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
-import { clientAddress } from '../net/client-address.ts';
 import type { Down } from './down.ts';
 import { abortBroken, H2_INTERNAL_ERROR, isGrpc, recordAnswer, respondError } from './errors.ts';
 import { type Exchange, H2_CANCEL } from './exchange.ts';
@@ -83,7 +83,7 @@ class Stream implements StreamLog {
     const record = this.record;
     if (record.client === '') {
       const socket = this.#down.socket;
-      record.client = socket === undefined ? 'unknown' : clientAddress(socket);
+      record.client = socket === undefined ? 'unknown' : clientOf(socket);
     }
     record.result = result;
     if (status !== undefined && status > 0) record.status = status;

@@ -135,7 +135,7 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
   const headers = fields.pairs;
   if (fields.hosts === 0) headers.push(['host', authority]);
   const proxy = conn?.proxy?.command === 'proxy' ? conn.proxy : undefined;
-  const peerIp = conn?.raw.remoteAddress ?? socket?.remoteAddress ?? '';
+  const peerIp = conn?.ip ?? socket?.remoteAddress ?? '';
   const sessionIp = proxy?.source?.ip ?? peerIp;
   const addressing = clientAddressing(listener);
   const forwarded =
@@ -152,7 +152,7 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
     sni: facts?.sni,
     alpn: facts?.alpn,
     clientIp: forwarded ?? sessionIp,
-    clientPort: forwarded !== undefined ? 0 : (proxy?.source?.port ?? socket?.remotePort ?? 0),
+    clientPort: forwarded !== undefined ? 0 : (proxy?.source?.port ?? conn?.port ?? socket?.remotePort ?? 0),
     peerIp,
     sessionIp,
     // Read on first use (an operator, the PROXY header out): most streams never need it.

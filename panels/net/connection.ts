@@ -22,7 +22,7 @@ import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
 import { SettingsAckFilter } from '../../src/h2c-settings-ack.ts';
-import { clientAddress } from '../../src/listener/client-address.ts';
+import { clientText } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
@@ -54,7 +54,8 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
   const started = c.acceptedAt;
   const record: AccessRecord = {
     listener: listener.name,
-    client: clientAddress(c.raw),
+    // Filled by describe() once the Request is built, or at the end from the connection's peer.
+    client: '',
     bytesIn: 0,
     bytesOut: 0,
     durationMs: 0,
@@ -69,6 +70,7 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
     record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     record.bytesIn = socket.bytesRead;
     record.bytesOut = socket.bytesWritten;
+    if (record.client === '') record.client = clientText(c.ip, c.port);
     if (write) runtime.accessLog(record);
     if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
     c.done();
@@ -121,6 +123,7 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
       request = requestFromPeek(peeked, {
         listener: listener.name,
         socket,
+        peer: c,
         addressing: clientAddressing(listener),
         paths: listener.pathNormalization,
       });

@@ -107,6 +107,7 @@ export function perRequestStart(
       start.requestFor = http1Requests(proxy, {
         listener: listener.name,
         socket,
+        peer: conn,
         addressing: clientAddressing(listener),
       });
       return start.requestFor(head);

@@ -34,8 +34,10 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   declare readonly acceptedAt: number;
   /** The PROXY header read on a `proxyProtocol` listener. */
   declare proxy: ProxyHeader | undefined;
-  /** The socket peer address as counted by admission. */
+  /** The socket peer address as counted by admission ('' when the kernel no longer knew it). */
   declare readonly ip: string;
+  /** The socket peer's port (0 when the kernel no longer knew it). */
+  declare readonly port: number;
   /** Admission handles (src/listener/admission.ts). */
   declare readonly slot: number;
   declare readonly handle: number;
@@ -55,6 +57,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     bound: unknown,
     engine: Engine,
     ip: string,
+    port: number,
     slot: number,
     handle: number,
   ) {
@@ -67,6 +70,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     this.acceptedAt = performance.now();
     this.proxy = undefined;
     this.ip = ip;
+    this.port = port;
     this.slot = slot;
     this.handle = handle;
     this.lifetime = undefined;

@@ -22,7 +22,7 @@ import type { ListenerTls } from '../tls/listener-tls.ts';
 import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts';
 import { REFUSED } from './admission.ts';
 import { bindListener, boundAddress } from './bind.ts';
-import { clientAddress } from './client-address.ts';
+import { clientAddress, clientText, readPeer } from './client-address.ts';
 import { Connection, type PipelineSteps } from './connection.ts';
 import { readProxyHeader } from './proxy-in.ts';
 import { sameSocket, trustCheck } from './same-socket.ts';
@@ -53,6 +53,15 @@ type Tagged = Socket & { [kConnection]?: Connection };
 /** The pipeline connection a socket handed to a handler belongs to (raw or TLS socket). */
 export function connectionOf(socket: object): Connection | undefined {
   return (socket as Tagged)[kConnection];
+}
+
+/**
+ * The access log's `client` of a socket the pipeline handed on (raw or TLS): its connection's
+ * peer as read at accept, so it is known after the socket has closed too.
+ */
+export function clientOf(socket: Socket): string {
+  const c = connectionOf(socket);
+  return c === undefined ? clientAddress(socket) : clientText(c.ip, c.port);
 }
 
 const noop = () => {};
@@ -214,9 +223,11 @@ export class ListenerPipeline implements PipelineSteps {
   /** Step 1 and 2: trusted sources, then the caps; both close before a byte is read. */
   #onSocket(socket: Socket, b: Bound): void {
     socket.on('error', noop);
-    const ip = socket.remoteAddress ?? '';
+    const peer = readPeer(socket);
+    const ip = peer.address ?? '';
+    const port = peer.port ?? 0;
     if (b.trusted !== undefined && !b.trusted(ip)) {
-      this.#reject(socket, b.config, 'proxy_rejected');
+      this.#reject(socket, b.config, 'proxy_rejected', clientText(ip, port));
       return;
     }
     const runtime = this.#runtime;
@@ -224,12 +235,12 @@ export class ListenerPipeline implements PipelineSteps {
     const { limits } = engine;
     const handle = this.#closing ? REFUSED : runtime.admission.admit(b.slot, ip, limits, b.config.maxConnections);
     if (handle === REFUSED) {
-      this.#reject(socket, b.config, 'overloaded');
+      this.#reject(socket, b.config, 'overloaded', clientText(ip, port));
       return;
     }
     b.open++;
     runtime.hold(engine);
-    const c = new Connection(this, socket, b.config, b, engine, ip, b.slot, handle);
+    const c = new Connection(this, socket, b.config, b, engine, ip, port, b.slot, handle);
     c.member = this.#open.add(socket);
     (socket as Tagged)[kConnection] = c;
     if (limits.maxConnectionLifetime > 0) {
@@ -309,7 +320,7 @@ export class ListenerPipeline implements PipelineSteps {
     c.raw.destroy();
     const record: AccessRecord = {
       listener: c.listener.name,
-      client: clientAddress(c.raw),
+      client: clientText(c.ip, c.port),
       bytesIn: c.raw.bytesRead,
       bytesOut: c.raw.bytesWritten,
       durationMs: Math.round((performance.now() - c.acceptedAt) * 1000) / 1000,
@@ -335,11 +346,11 @@ export class ListenerPipeline implements PipelineSteps {
   }
 
   /** Closes a socket before reading from it, with one access-log line. */
-  #reject(socket: Socket, listener: ListenerConfig, result: 'overloaded' | 'proxy_rejected'): void {
+  #reject(socket: Socket, listener: ListenerConfig, result: 'overloaded' | 'proxy_rejected', client: string): void {
     socket.destroy();
     const record: AccessRecord = {
       listener: listener.name,
-      client: clientAddress(socket),
+      client,
       bytesIn: 0,
       bytesOut: 0,
       durationMs: 0,

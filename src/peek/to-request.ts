@@ -18,6 +18,8 @@ import type { Peeked } from './peek.ts';
 export interface ConnectionInfo {
   readonly listener: string;
   readonly socket: Socket;
+  /** The socket's peer as the listener pipeline read it at accept; absent = read from `socket`. */
+  readonly peer?: { readonly ip: string; readonly port: number } | undefined;
   /** The listener's client addressing (`clientAddressing(listenerConfig)`); absent = connection only. */
   readonly addressing?: ClientAddressing | undefined;
   /** TLS facts of a terminated connection; absent = read from the socket when it is a TLSSocket. */
@@ -70,14 +72,16 @@ function splitPath(raw: string, paths: PathNormalization | undefined): { path: s
  */
 export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionInfo): (head: Http1Head) => Request {
   const { socket } = info;
-  const peerIp = socket.remoteAddress ?? '';
+  const peer = info.peer;
+  const peerIp = peer === undefined ? (socket.remoteAddress ?? '') : peer.ip;
+  const peerPort = peer === undefined ? (socket.remotePort ?? 0) : peer.port;
   const source = proxy?.command === 'proxy' ? proxy.source : undefined;
   const destination = proxy?.command === 'proxy' ? proxy.destination : undefined;
   const sessionIp = source?.ip ?? peerIp;
   const tls = tlsFields(info);
   const base: ConnectionFields = {
     clientIp: sessionIp,
-    clientPort: source?.port ?? socket.remotePort ?? 0,
+    clientPort: source?.port ?? peerPort,
     peerIp,
     sessionIp,
     local: socket,
@@ -102,7 +106,9 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
 /** Builds the Request for a peeked connection. Throws peerError('bad_request') on a bad h2 path. */
 export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
   const { socket } = info;
-  const peerIp = socket.remoteAddress ?? '';
+  const peer = info.peer;
+  const peerIp = peer === undefined ? (socket.remoteAddress ?? '') : peer.ip;
+  const peerPort = peer === undefined ? (socket.remotePort ?? 0) : peer.port;
   const source = peeked.proxy?.command === 'proxy' ? peeked.proxy.source : undefined;
   const destination = peeked.proxy?.command === 'proxy' ? peeked.proxy.destination : undefined;
   const sessionIp = source?.ip ?? peerIp;
@@ -112,7 +118,7 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
       : forwardedClientIp(info.addressing, sessionIp, valuesOf(peeked.head));
   const base = {
     clientIp: forwarded ?? sessionIp,
-    clientPort: forwarded !== undefined ? 0 : (source?.port ?? socket.remotePort ?? 0),
+    clientPort: forwarded !== undefined ? 0 : (source?.port ?? peerPort),
     peerIp,
     sessionIp,
     local: socket,
