@@ -129,8 +129,19 @@ export function checkTransferEncoding(values: readonly string[], who: string): v
   }
 }
 
-/** Lower-cased tokens of every Connection line. */
-export function connectionTokens(values: readonly string[]): Set<string> {
+const CLOSE_ONLY: ReadonlySet<string> = new Set(['close']);
+const KEEP_ALIVE_ONLY: ReadonlySet<string> = new Set(['keep-alive']);
+
+/**
+ * Lower-cased tokens of every Connection line. One line of just `close` or `keep-alive` (what
+ * nearly every client sends) gets a shared set: no set, slice or string hash per request.
+ */
+export function connectionTokens(values: readonly string[]): ReadonlySet<string> {
+  if (values.length === 1) {
+    const only = values[0]!;
+    if (only.length === 5 && only.toLowerCase() === 'close') return CLOSE_ONLY;
+    if (only.length === 10 && only.toLowerCase() === 'keep-alive') return KEEP_ALIVE_ONLY;
+  }
   const tokens = new Set<string>();
   // splitList's elements, without its arrays and regex (one per connection with `Connection:
   // close`): each comma-separated element without surrounding SP/HTAB, empty ones skipped.
