@@ -22,6 +22,7 @@
  *    (Node's uncaughtException, as a throwing `setTimeout` callback would be) once the due
  *    deadlines have all run.
  */
+import { performance } from 'node:perf_hooks';
 
 /** What a queue holds (a `Deadline` of any argument type). */
 export interface Armable {

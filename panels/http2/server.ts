@@ -33,6 +33,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
 import { answer } from '../../src/answer.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';

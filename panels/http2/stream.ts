@@ -20,6 +20,7 @@
  * (the access line, refusals, the open's outcome); forwarding is forward.ts.
  */
 
+import { performance } from 'node:perf_hooks';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';

@@ -16,6 +16,7 @@
  * h2c a GOAWAY, TLS and PROXY failures a close).
  */
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { type Answerable, answer } from '../../src/answer.ts';
 import { clientAddressing } from '../../src/client-ip.ts';
 import { channels } from '../../src/diagnostics.ts';

@@ -12,6 +12,7 @@
  * 2. The client's own listeners end the exchange in flight with client_error, idle_timeout or
  *    client_closed before the connection ends.
  */
+import { performance } from 'node:perf_hooks';
 import { endWithLinger } from '../../src/answer.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';

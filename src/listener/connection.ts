@@ -4,6 +4,7 @@
  * and the handler need, and the release that gives its admission slot back exactly once.
  */
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
 import type { ListenerConfig } from '../config/schema.ts';
 import type { Deadline } from '../deadline.ts';

@@ -10,6 +10,7 @@
  * promise, and no closure per connection unless a PROXY header is expected.
  */
 import type { Server, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { LINGER_MS } from '../answer.ts';
 import type { ListenerConfig } from '../config/schema.ts';
 import { arm, Deadline, disarm } from '../deadline.ts';

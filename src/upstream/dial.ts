@@ -9,6 +9,7 @@
  * Rejects with ConnectError only; `tryJacks` (attempts.ts) decides whether to retry.
  */
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { BackendRegistry } from '../backend-registry.ts';
 import { type ConnectError, type Connected, type ConnectOptions, openBackend } from '../connect.ts';
 import { channels } from '../diagnostics.ts';
