@@ -172,7 +172,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
         backend = await group.startBackend(dir, spawn, options.backend === 'node' ? 'node' : undefined);
         backends[group.name] = backend.kind;
         log(
-          `${group.name === 'http1' ? '' : `${group.name} `}backend: ${backend.kind} on 127.0.0.1:${backend.port}; load generator: ${loadgen}`,
+          `${group.name === 'http1' ? '' : `${group.name} `}backend: ${backend.kind} on 127.0.0.1:${backend.port}; load generator: ${group.loadgen ?? loadgen}`,
         );
         const ctx: BenchContext = {
           backendPort: backend.port,

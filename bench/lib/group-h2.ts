@@ -54,6 +54,7 @@ async function startH2Backend(dir: string, spawn: Spawner, prefer?: 'node') {
 /** The group behind the `h2` scenario. */
 export const H2_GROUP: Group = {
   name: 'h2',
+  loadgen: 'h2load',
   available: () => undefined,
   startBackend: startH2Backend,
   targets: [

@@ -52,6 +52,8 @@ export interface Group {
     prefer?: 'node',
   ): Promise<Running & { readonly kind: string; readonly altPort?: number }>;
   readonly targets: readonly Target[];
+  /** The load generator the group's scenarios always use (h2load for h2); absent: the run's (`--loadgen`). */
+  readonly loadgen?: string;
 }
 
 /** One measured number with its unit; `higherIsBetter` sets the ratio direction. */
