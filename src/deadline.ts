@@ -2,7 +2,8 @@
  * Per-connection deadlines on shared timers (issue 18): the peek deadline, the connect timeout,
  * the half-close bound, the connection lifetime and the splice's idle tick. Every connection
  * used to start four Node timers (`setTimeout`, then `clearTimeout` within a millisecond or
- * two); with `--pin` and `--paired` those four cost 7% of the `net` panel's CPU per new
+ * two): a `Timeout` object each, a timer-list insert and removal, and a list made and dropped
+ * whenever the last timer of a duration was cleared, about 2% of the `net` panel's CPU per new
  * connection (bench/README.md "Shared deadlines").
  *
  *   arm(d, ms) ─► d joins the queue of its duration (ms) ─► one Node timer per queue, for its head

@@ -5,8 +5,8 @@
  * `socket.remoteAddress` makes a new object per socket, has getpeername fill it in (three
  * properties added from C++, a map transition each) and keeps it on the socket for as long as
  * the connection lives, so it is promoted with the socket. `readPeer` asks the socket's handle
- * to fill one object that every call reuses: same shape each time, nothing kept (issue 18:
- * about 2% of the `net` panel's CPU per new connection, bench/README.md "Shared deadlines").
+ * to fill one object that every call reuses: same shape each time, nothing kept (issue 18: the
+ * largest single item of an accept, bench/README.md "Shared deadlines").
  * A socket without a TCP handle of its own falls back to `remoteAddress`.
  */
 import type { Socket } from 'node:net';
