@@ -160,6 +160,17 @@ export const TARGETS: readonly Target[] = [
         'parse',
       ]),
   },
+  // The floor of per-request routing (issue 18, keep-alive per-request): an optional row.
+  {
+    name: 'node-per-request-pipe',
+    available: () => undefined,
+    optional: true,
+    start: (ctx) =>
+      startNode(ctx, 'node-per-request-pipe', join(here, 'per-request-pipe-server.ts'), (p) => [
+        String(p),
+        String(ctx.backendPort),
+      ]),
+  },
   // What reused read buffers are worth in Node (issue 18, big): an optional row.
   {
     name: 'node-onread-pipe',
