@@ -26,7 +26,15 @@ import { llhttpHead } from '../../src/peek/llhttp.ts';
 const port = Number(process.argv[2]);
 const backendPort = Number(process.argv[3]);
 const CRLFCRLF = Buffer.from('\r\n\r\n');
-const NAME = Buffer.from('content-length:');
+const CONTENT_LENGTH = Buffer.from('content-length:');
+const TRANSFER_ENCODING = Buffer.from('transfer-encoding:');
+
+/** True when the field line at [line, eol) of `head` is named `name` (lower case, with its colon). */
+function named(head: Buffer, line: number, eol: number, name: Buffer): boolean {
+  if (eol - line < name.length) return false;
+  for (let i = 0; i < name.length; i++) if ((head[line + i]! | 0x20) !== name[i]) return false;
+  return true;
+}
 
 /**
  * The Content-Length of the head [0, end) (end at its CRLFCRLF): 0 when none, -1 when the head
@@ -37,20 +45,15 @@ function contentLength(head: Buffer, end: number): number {
   for (let line = head.indexOf(13) + 2; line < end; ) {
     let eol = head.indexOf(13, line);
     if (eol === -1 || eol > end) eol = end;
-    const first = head[line]! | 0x20;
-    if (first === 0x74 && (head[line + 1]! | 0x20) === 0x72 && eol - line > 18) return -1; // transfer-encoding
-    if (first === 0x63 && eol - line > NAME.length) {
-      let i = 1;
-      while (i < NAME.length && (head[line + i]! | 0x20) === NAME[i]) i++;
-      if (i === NAME.length) {
-        length = 0;
-        let at = line + NAME.length;
-        while (head[at] === 0x20) at++;
-        for (; at < eol; at++) {
-          const d = head[at]! - 0x30;
-          if (d < 0 || d > 9) return -1;
-          length = length * 10 + d;
-        }
+    if (named(head, line, eol, TRANSFER_ENCODING)) return -1;
+    if (named(head, line, eol, CONTENT_LENGTH)) {
+      length = 0;
+      let at = line + CONTENT_LENGTH.length;
+      while (head[at] === 0x20) at++;
+      for (; at < eol; at++) {
+        const d = head[at]! - 0x30;
+        if (d < 0 || d > 9) return -1;
+        length = length * 10 + d;
       }
     }
     line = eol + 2;

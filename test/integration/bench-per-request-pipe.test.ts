@@ -2,7 +2,8 @@
  * The per-request floor row of the bench (bench/lib/per-request-pipe-server.ts): every head of a
  * keep-alive connection goes through llhttp, requests and responses are framed by
  * Content-Length, one upstream connection serves the client connection, a head sent before the
- * previous response is held until it is complete, and a refused head closes the connection.
+ * previous response is held until it is complete, and a head it refuses (llhttp's refusal, a
+ * Transfer-Encoding) closes the connection.
  * Behaviour only, never speed (STYLE §20).
  */
 import { connect, type Socket } from 'node:net';
@@ -83,6 +84,14 @@ describe('bench per-request floor row (per-request-pipe-server.ts)', () => {
     expect(got.map((a) => a.length)).toEqual([0, 5, 0]);
     expect(new Set(got.map((a) => a.upstream)).size).toBe(1);
     expect(backend!.hits).toBe(3);
+  }, 20_000);
+
+  it('closes on a Transfer-Encoding it does not frame, without reaching the backend', async () => {
+    const port = await start();
+    const head = 'POST /te HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n';
+    const answer = await rawRequest(port, head);
+    expect(answer.toString('latin1')).toBe('');
+    expect(backend!.hits).toBe(0);
   }, 20_000);
 
   it('closes on a head llhttp refuses, without reaching the backend', async () => {
