@@ -2,7 +2,8 @@
  * The young-generation cap (src/young-generation.ts), in real Node processes and a real worker
  * thread: garbage with some survivors is allocated across event-loop turns (the `gc` observer
  * runs between them, as it does in the router) and the largest new space seen is reported.
- * Without the cap the same load grows it to Node's 64 MiB, so each bound below can fail.
+ * Without the cap the same load grows it to Node's 64 MiB (128 MiB in a worker), so each bound
+ * below can fail.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -11,8 +12,17 @@ import { hasOwnSemiSpaceFlags, YOUNG_SEMI_SPACE_MIB } from '../../src/young-gene
 
 const MODULE = join(import.meta.dirname, '..', '..', 'src', 'young-generation.ts');
 const MIB = 1024 * 1024;
-/** The cap: two semi-spaces (the bounds allow 25% over it: V8 rounds the space to pages). */
+/** The cap: two semi-spaces. */
 const CAP = 2 * YOUNG_SEMI_SPACE_MIB * MIB;
+/**
+ * The most a capped new space may report. V8 counts pages beyond the two semi-spaces for a
+ * while after a scavenge: a capped run read up to 19.5 MiB on the main thread and 21.25 MiB
+ * in a worker (1.33x; a CI run of 2026-12-03 failed on a 1.25x bound). 1.5x stays far below
+ * the uncapped 64-128 MiB.
+ */
+const CAPPED_MAX = CAP * 1.5;
+/** The least an uncapped new space reaches under the same load (it reached 64 MiB or more). */
+const FREE_MIN = CAP * 2;
 
 /** Allocates for a while, in turns, and prints the largest new space in bytes. */
 const LOAD = `
@@ -39,18 +49,18 @@ describe('young generation cap', () => {
     const capped = largestNewSpace('m.capYoungGeneration();');
     const free = largestNewSpace('');
     expect(capped).toBeGreaterThan(CAP / 4); // it did grow, up to the cap
-    expect(capped).toBeLessThanOrEqual(CAP * 1.25);
-    expect(free).toBeGreaterThan(CAP * 1.25);
+    expect(capped).toBeLessThanOrEqual(CAPPED_MAX);
+    expect(free).toBeGreaterThan(FREE_MIN);
   }, 60_000);
 
   it('leaves a process with its own semi-space flags to them', () => {
     const own = largestNewSpace('m.capYoungGeneration();', { NODE_OPTIONS: '--max-semi-space-size=32' });
-    expect(own).toBeGreaterThan(CAP * 1.25);
+    expect(own).toBeGreaterThan(FREE_MIN);
   }, 60_000);
 
   it('stops: V8 grows the new space again after the stop', () => {
     const stopped = largestNewSpace('const stop = m.capYoungGeneration(); stop();');
-    expect(stopped).toBeGreaterThan(CAP * 1.25);
+    expect(stopped).toBeGreaterThan(FREE_MIN);
   }, 60_000);
 
   it('gives a worker thread the same cap through its resource limits', () => {
@@ -70,8 +80,8 @@ console.log(JSON.stringify([await run(m.workerYoungGenerationLimit()), await run
       encoding: 'utf8',
     });
     const [limited, free] = JSON.parse(out) as [number, number];
-    expect(limited).toBeLessThanOrEqual(CAP * 1.25);
-    expect(free).toBeGreaterThan(CAP * 1.25);
+    expect(limited).toBeLessThanOrEqual(CAPPED_MAX);
+    expect(free).toBeGreaterThan(FREE_MIN);
   }, 60_000);
 
   it('recognises semi-space flags on the command line and in NODE_OPTIONS', () => {
