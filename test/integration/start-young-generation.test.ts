@@ -9,13 +9,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { YOUNG_SEMI_SPACE_MIB } from '../../src/young-generation.ts';
 import { spawnCli } from '../harness/cli.ts';
 import { tempDir } from '../harness/router.ts';
-
-const MIB = 1024 * 1024;
-/** Two semi-spaces; the bounds allow 25% over it (V8 rounds the space to pages). */
-const CAP = 2 * YOUNG_SEMI_SPACE_MIB * MIB;
+import { CAP, CAPPED_MAX, FREE_MIN } from '../harness/young-generation.ts';
 
 const PROBE = `
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -64,11 +60,11 @@ describe('switchboard start: the young-generation cap', () => {
   it('caps the main thread of the net panel', async () => {
     const bytes = await largestNewSpace(['--panel', 'net']);
     expect(bytes).toBeGreaterThan(CAP / 4); // it did grow, up to the cap
-    expect(bytes).toBeLessThanOrEqual(CAP * 1.25);
+    expect(bytes).toBeLessThanOrEqual(CAPPED_MAX);
   }, 90_000);
 
   it('leaves the worker panel main thread uncapped: the same load grows past the cap', async () => {
     const bytes = await largestNewSpace(['--panel', 'worker', '--workers', '1']);
-    expect(bytes).toBeGreaterThan(CAP * 1.25);
+    expect(bytes).toBeGreaterThan(FREE_MIN);
   }, 90_000);
 });

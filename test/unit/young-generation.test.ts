@@ -8,21 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hasOwnSemiSpaceFlags, YOUNG_SEMI_SPACE_MIB } from '../../src/young-generation.ts';
+import { hasOwnSemiSpaceFlags } from '../../src/young-generation.ts';
+import { CAP, CAPPED_MAX, FREE_MIN } from '../harness/young-generation.ts';
 
 const MODULE = join(import.meta.dirname, '..', '..', 'src', 'young-generation.ts');
-const MIB = 1024 * 1024;
-/** The cap: two semi-spaces. */
-const CAP = 2 * YOUNG_SEMI_SPACE_MIB * MIB;
-/**
- * The most a capped new space may report. V8 counts pages beyond the two semi-spaces for a
- * while after a scavenge: a capped run read up to 19.5 MiB on the main thread and 21.25 MiB
- * in a worker (1.33x; a CI run of 2026-12-03 failed on a 1.25x bound). 1.5x stays far below
- * the uncapped 64-128 MiB.
- */
-const CAPPED_MAX = CAP * 1.5;
-/** The least an uncapped new space reaches under the same load (it reached 64 MiB or more). */
-const FREE_MIN = CAP * 2;
 
 /** Allocates for a while, in turns, and prints the largest new space in bytes. */
 const LOAD = `
