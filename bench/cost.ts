@@ -9,9 +9,10 @@
  *    client (lib/fixed-client.ts) is a third process, so only the target's own work is counted.
  *    Before the rounds every target is warmed: 5,000 keep-alive requests, and `--warm N`
  *    (15,000) new connections when `newconn` is measured.
- * 2. Per measurement, the target's on-CPU time is read from /proc/PID/schedstat (nanoseconds)
- *    before and after TOTAL requests; CPU µs per request is the delta / TOTAL. Throughput on a
- *    shared machine moves with everyone else's load; CPU time per request moves far less.
+ * 2. Per measurement, the target's on-CPU time (every thread and every worker process,
+ *    lib/cpu-time.ts) is read before and after TOTAL requests; CPU µs per request is the delta /
+ *    TOTAL. Throughput on a shared machine moves with everyone else's load; CPU time per request
+ *    moves far less.
  * 3. Rounds interleave the targets (A B C A B C…); the table shows the minimum and the median
  *    over rounds, and the ratio of the medians to `node-pipe`'s.
  * 4. `idle` is the bench's own scenario (lib/idle.ts): RSS growth per held connection.
@@ -30,11 +31,11 @@
  */
 
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { treeCpuNs } from './lib/cpu-time.ts';
 import { HTTP1_GROUP } from './lib/groups.ts';
 import { measureIdle } from './lib/idle.ts';
 import { allowedCpus, canPin, cpuNumbers, otherCpus, pinnedCommand, pinProcess } from './lib/pin.ts';
@@ -64,15 +65,6 @@ const SCENARIOS: Record<string, { conns: number; total: (t: number) => number }>
   big: { conns: 8, total: (t) => Math.ceil(t / 100) },
 };
 
-function cpuNs(pids: number[]): number {
-  let sum = 0;
-  // Every thread of the process (the event loop, GC helpers, the libuv pool), not only the main one.
-  for (const pid of pids)
-    for (const task of readdirSync(`/proc/${pid}/task`))
-      sum += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-  return sum;
-}
-
 /** `--pin CPU`: every target (all its threads) on CPU, the backend and the client on the others. */
 const pin = values.pin === undefined ? undefined : Number(values.pin);
 const usableCpus = () => cpuNumbers(allowedCpus() ?? '0');
@@ -95,10 +87,10 @@ async function pairedRound(
   ratios: Map<string, number[]>,
 ): Promise<void> {
   const all = [...running];
-  const before = all.map(([, r]) => cpuNs(r.pids()));
+  const before = all.map(([, r]) => treeCpuNs(r.pids()));
   const each = Math.max(8, Math.ceil(conns / all.length));
   await runClient(all.map(([, r]) => r.port).join(','), s, each, n);
-  const us = all.map(([, r], i) => (cpuNs(r.pids()) - before[i]!) / 1000 / n);
+  const us = all.map(([, r], i) => (treeCpuNs(r.pids()) - before[i]!) / 1000 / n);
   const pipe = all.findIndex(([name]) => name === values.versus);
   for (const [i, [name]] of all.entries()) {
     const key = `${s}\t${name}`;
@@ -160,9 +152,9 @@ async function main(): Promise<void> {
           continue;
         }
         for (const [name, r] of running) {
-          const before = cpuNs(r.pids());
+          const before = treeCpuNs(r.pids());
           await runClient(r.port, s, sc.conns, n);
-          const us = (cpuNs(r.pids()) - before) / 1000 / n;
+          const us = (treeCpuNs(r.pids()) - before) / 1000 / n;
           const key = `${s}\t${name}`;
           rows.set(key, [...(rows.get(key) ?? []), us]);
         }

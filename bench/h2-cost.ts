@@ -16,11 +16,12 @@
  * 4. `--tunings win,hpack,…`: adds `node-h2-proxy+NAME` rows, the floor with settings an operator
  *    could set (lib/h2-tunings.ts), for the floor experiment against nginx h2.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { treeCpuNs } from './lib/cpu-time.ts';
 import { H2_GROUP } from './lib/group-h2.ts';
 import { tunedFloor } from './lib/h2-tunings.ts';
 import { switchboardH2Conf, switchboardH2Servers } from './lib/peers-h2.ts';
@@ -28,19 +29,6 @@ import { createSpawner, which } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
 import { startSwitchboard } from './lib/targets.ts';
 import type { BenchContext, Running, Target } from './lib/types.ts';
-
-/** CPU ns of `pid` and its descendants, every thread. */
-async function treeCpuNs(pid: number): Promise<number> {
-  let total = 0;
-  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  for (const t of tasks) {
-    const s = await readFile(`/proc/${pid}/task/${t}/schedstat`, 'utf8').catch(() => '0');
-    total += Number(s.split(' ')[0]);
-  }
-  const kids = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
-  for (const k of kids.split(' ').filter((x) => x !== '')) total += await treeCpuNs(Number(k));
-  return total;
-}
 
 interface Run {
   readonly rps: number;
@@ -149,9 +137,9 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       for (const [name, r] of running) {
         const pids = r.pids();
-        const before = (await Promise.all(pids.map(treeCpuNs))).reduce((a, b) => a + b, 0);
+        const before = treeCpuNs(pids);
         const run = await h2load(r.port, requests, dir);
-        const after = (await Promise.all(pids.map(treeCpuNs))).reduce((a, b) => a + b, 0);
+        const after = treeCpuNs(pids);
         runs.get(name)?.push({ ...run, cpuUsPerReq: (after - before) / 1000 / requests });
       }
     }

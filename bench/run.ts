@@ -29,6 +29,7 @@ import { benchHelp } from './help.ts';
 import { renderChart } from './lib/chart.ts';
 import { check, failed, formatVerdicts, loadTargets, type Targets, targetsFile } from './lib/check.ts';
 import { cpuSpeeds, spread } from './lib/cpu-speed.ts';
+import { cpuWindow } from './lib/cpu-time.ts';
 import { GROUPS } from './lib/groups.ts';
 import { defaultLoadgen } from './lib/loadgen.ts';
 import { createSpawner } from './lib/proc.ts';
@@ -308,10 +309,19 @@ async function measureOnce(
     // CPUs' speeds are (the slowest one's time for a fixed loop over the fastest one's).
     const timeWait = timeWaitSockets();
     const cpuMs = cpuSpeeds();
+    // Then the cores the target and the machine kept busy while it ran (lib/cpu-time.ts).
+    const window = cpuWindow(target.pids());
     const m = await s.measure(target, options);
+    const use = window();
     const extra: Record<string, number> = { ...m.extra };
     if (timeWait !== undefined) extra.timeWait = timeWait;
     if (cpuMs !== undefined && cpuMs.length > 1) extra.cpuSpread = spread(cpuMs);
+    if (use !== undefined && !s.fresh) {
+      extra.targetCores = use.targetCores;
+      extra.machineCores = use.machineCores;
+      // The target's CPU per unit of the metric: µs per request, per connection, per MiB.
+      if (m.higherIsBetter && m.value > 0) extra.cpuUs = (use.targetCores * 1e6) / m.value;
+    }
     return { ...m, extra };
   } finally {
     if (s.fresh) await target.stop();

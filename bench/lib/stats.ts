@@ -74,7 +74,18 @@ const fmt = (n: number) =>
 
 /** A fixed-width text table of `rows`, one block per scenario. */
 export function formatTable(rows: readonly Row[], baselines: readonly string[]): string {
-  const head = ['scenario', 'target', 'median', 'unit', ...baselines.map((b) => `×${b}`), 'p50ms', 'p99ms', 'errors'];
+  const head = [
+    'scenario',
+    'target',
+    'median',
+    'unit',
+    ...baselines.map((b) => `×${b}`),
+    'p50ms',
+    'p99ms',
+    'errors',
+    'cpuµs',
+    'cores',
+  ];
   const lines = rows.map((r) => [
     r.scenario,
     r.target,
@@ -84,6 +95,10 @@ export function formatTable(rows: readonly Row[], baselines: readonly string[]):
     r.extra.p50ms === undefined ? '' : fmt(r.extra.p50ms),
     r.extra.p99ms === undefined ? '' : fmt(r.extra.p99ms),
     r.extra.errors === undefined ? '' : String(Math.round(r.extra.errors)),
+    // The target's CPU per unit (µs per request, connection or MiB) and the cores it kept busy
+    // (lib/cpu-time.ts): a single event loop at ~1 core is the row's bottleneck.
+    r.extra.cpuUs === undefined ? '' : fmt(r.extra.cpuUs),
+    r.extra.targetCores === undefined ? '' : r.extra.targetCores.toFixed(2),
   ]);
   return textTable([head, ...lines]);
 }

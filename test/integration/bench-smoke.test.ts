@@ -33,6 +33,13 @@ describe('bench harness smoke', () => {
       if (process.platform === 'linux') expect(row.extra.timeWait).toBeGreaterThanOrEqual(0);
       // how far apart the CPUs ran when it started (bench/lib/cpu-speed.ts), where taskset can tell
       if (canPin()) expect(row.extra.cpuSpread).toBeGreaterThanOrEqual(1);
+      // the cores the target (the backend for `direct`) and the machine kept busy while it was
+      // measured, and the target's CPU per request (bench/lib/cpu-time.ts)
+      if (process.platform === 'linux') {
+        expect(row.extra.targetCores).toBeGreaterThan(0);
+        expect(row.extra.machineCores).toBeGreaterThan(0);
+        expect(row.extra.cpuUs).toBeCloseTo(((row.extra.targetCores as number) * 1e6) / row.median, -1);
+      }
     }
     expect(lines.some((l) => l.startsWith('backend: '))).toBe(true);
   }, 60_000);
