@@ -17,7 +17,9 @@
  * `gc` PerformanceObserver) the factor is set to 1 (no growth) once the new space has reached
  * the cap, and back to V8's 2 below it (V8 shrinks it again when allocation slows). A growth
  * doubles the space, so it stops at the cap, or one doubling past it when two scavenges come
- * before the observer runs (one long synchronous task).
+ * before the observer runs: node delivers `gc` entries one event-loop turn after the
+ * collection, so that takes a turn that allocates a semi-space's worth (one long synchronous
+ * task; a CI machine saw 41.5 MiB under a test load of ~8 MiB a turn).
  *
  * - A process started with its own semi-space flags (on the command line or in NODE_OPTIONS) is
  *   left to them: `NODE_OPTIONS=--max-semi-space-size=32` restores Node's default.

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnCli } from '../harness/cli.ts';
 import { tempDir } from '../harness/router.ts';
-import { CAP, CAPPED_MAX, FREE_MIN } from '../harness/young-generation.ts';
+import { CAP, CAPPED_MAX, FREE_MIN, OBJECTS, ROUNDS } from '../harness/young-generation.ts';
 
 const PROBE = `
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -19,8 +19,8 @@ const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'ne
 process.on('SIGUSR2', async () => {
   let keep = [];
   let max = 0;
-  for (let round = 0; round < 300; round++) {
-    for (let i = 0; i < 20000; i++) { keep.push({ a: i, b: [i] }); if (keep.length > 30000) keep = []; }
+  for (let round = 0; round < ${ROUNDS}; round++) {
+    for (let i = 0; i < ${OBJECTS}; i++) { keep.push({ a: i, b: [i] }); if (keep.length > 30000) keep = []; }
     max = Math.max(max, newSpace());
     await new Promise((r) => setImmediate(r));
   }

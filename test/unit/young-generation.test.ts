@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasOwnSemiSpaceFlags } from '../../src/young-generation.ts';
-import { CAP, CAPPED_MAX, FREE_MIN } from '../harness/young-generation.ts';
+import { CAP, CAPPED_MAX, FREE_MIN, OBJECTS, ROUNDS } from '../harness/young-generation.ts';
 
 const MODULE = join(import.meta.dirname, '..', '..', 'src', 'young-generation.ts');
 
@@ -17,8 +17,8 @@ const MODULE = join(import.meta.dirname, '..', '..', 'src', 'young-generation.ts
 const LOAD = `
 let keep = [];
 let max = 0;
-for (let round = 0; round < 300; round++) {
-  for (let i = 0; i < 20000; i++) { keep.push({ a: i, b: [i] }); if (keep.length > 30000) keep = []; }
+for (let round = 0; round < ${ROUNDS}; round++) {
+  for (let i = 0; i < ${OBJECTS}; i++) { keep.push({ a: i, b: [i] }); if (keep.length > 30000) keep = []; }
   max = Math.max(max, m.newSpaceBytes());
   await new Promise((r) => setImmediate(r));
 }
