@@ -18,8 +18,9 @@
  * the cap, and back to V8's 2 below it (V8 shrinks it again when allocation slows). A growth
  * doubles the space, so it stops at the cap, or one doubling past it when two scavenges come
  * before the observer runs: node delivers `gc` entries one event-loop turn after the
- * collection, so that takes a turn that allocates a semi-space's worth (one long synchronous
- * task; a CI machine saw 41.5 MiB under a test load of ~8 MiB a turn).
+ * collection, so that takes turns that allocate what the semi-space has left beside its
+ * survivors (a test load of 2.7 MiB a turn keeping ~3 MiB alive did it once on a CI machine:
+ * 41.5 MiB; a router's turns allocate far less, bar one long synchronous task).
  *
  * - A process started with its own semi-space flags (on the command line or in NODE_OPTIONS) is
  *   left to them: `NODE_OPTIONS=--max-semi-space-size=32` restores Node's default.

@@ -23,11 +23,11 @@ export const FREE_MIN = CAP * 2;
 /**
  * The tests' load: ROUNDS event-loop turns, each allocating OBJECTS small objects and keeping up
  * to 30,000 alive. The cap's `gc` observer runs one turn after a collection
- * (src/young-generation.ts), so a turn that allocates a semi-space's worth can let a second
- * scavenge grow the space past the cap before it runs (a CI run of 2026-12-03: 41.5 MiB with
- * 20,000 objects a turn). A router's turns allocate far less; so does this load, well under a
- * semi-space a turn (measured: capped exactly 16 MiB and uncapped 64 MiB in every run, on the
- * main thread and in a worker).
+ * (src/young-generation.ts), so turns that allocate what a semi-space has left beside its
+ * survivors can let a second scavenge grow the space past the cap before it runs (a CI run of
+ * 2026-12-03: 41.5 MiB with 20,000 objects a turn, 2.7 MiB). A router's turns allocate far
+ * less; so does this load, 0.7 MiB a turn (measured: capped exactly 16 MiB and uncapped 64 MiB
+ * in every run, on the main thread and in a worker).
  */
 export const ROUNDS = 1200;
 export const OBJECTS = 5000;
