@@ -2,8 +2,7 @@
  * The young-generation cap (src/young-generation.ts), in real Node processes and a real worker
  * thread: garbage with some survivors is allocated across event-loop turns (the `gc` observer
  * runs between them, as it does in the router) and the largest new space seen is reported.
- * Without the cap the same load grows it to Node's 64 MiB (128 MiB in a worker), so each bound
- * below can fail.
+ * Without the cap the same load grows it to 64 MiB or more, so each bound below can fail.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
