@@ -27,6 +27,9 @@ Flags:
   --warmup S         seconds of each scenario on each target before the rounds
                      (default: 5 for newconn and tlsconn, 1 for the others;
                      times the thread count for the worker panel's rows)
+  --preroll S        seconds of the same load, unmeasured, on the target right
+                     before each measurement (default 1; times the thread count;
+                     0: none): a target idle while the others ran starts slow
   --rounds N         rounds of every scenario × target (default 3)
   --paired           measure the pivot (node-pipe; node-h2-proxy for h2) right before every
                      other row; its ratio column (and --check) is then the median of those

@@ -13,7 +13,8 @@
  *
  * Flags: --duration S (per measurement, default 5), --warmup S (per scenario and target before
  * the rounds; default each scenario's own: 5 for new connections, else 1; times the thread count
- * of a worker-panel row), --rounds N (3), --scenarios a,b,
+ * of a worker-panel row), --preroll S (unmeasured load on the target right before each
+ * measurement, default 1; times the thread count; 0: none), --rounds N (3), --scenarios a,b,
  * --targets a,b, --suite default|scaling|all, --idle N (4000), --loadgen wrk|autocannon, --backend nginx|node,
  * --paired (the pivot, node-pipe or node-h2-proxy, measured right before every other row; its
  * ratio column is then the median of those per-round ratios),
@@ -55,6 +56,13 @@ export interface BenchOptions {
   readonly profile?: boolean;
   /** Seconds of warm-up per scenario and target, overriding each scenario's own (`--warmup S`). */
   readonly warmupSec?: number;
+  /**
+   * Seconds of the same load, unmeasured, right before every measurement (`--preroll S`,
+   * default 1; times a worker-panel row's thread count; 0: none): a Node process that sat idle
+   * while the other targets ran is slower for its first thousands of connections
+   * (bench/README.md "Idle between rows").
+   */
+  readonly prerollSec?: number;
   /** `--paired`: the pivot (node-pipe, node-h2-proxy) is measured right before every other row. */
   readonly paired?: boolean;
   readonly log?: (line: string) => void;
@@ -210,7 +218,8 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
         const order = [...running];
         const cellOf = (s: Scenario, t: Target) => cells.find((c) => c.scenario === s.name && c.target === t.name);
         const once = async (round: number, s: Scenario, t: Target, r: Running) => {
-          const m = await measureOnce(s, t, r, ctx, measure).catch((e: Error) => e);
+          const preroll = (options.prerollSec ?? 1) * (t.loops ?? 1);
+          const m = await measureOnce(s, t, r, ctx, measure, preroll).catch((e: Error) => e);
           const where = `round ${round}/${options.rounds} ${s.name} ${t.name}`;
           if (m instanceof Error) {
             log(`${where}: failed: ${m.message}`);
@@ -302,9 +311,12 @@ async function measureOnce(
   r: Running,
   ctx: BenchContext,
   options: MeasureOptions,
+  prerollSec: number,
 ): Promise<Metric> {
   const target = s.fresh ? await t.start(ctx) : r;
   try {
+    // The same load first, unmeasured: the target has been idle while the others ran.
+    if (!s.fresh && prerollSec > 0) await s.measure(target, { ...options, durationSec: prerollSec });
     // The machine's state at the start: loopback sockets in TIME_WAIT, and how far apart the
     // CPUs' speeds are (the slowest one's time for a fixed loop over the fastest one's).
     const timeWait = timeWaitSockets();
@@ -353,6 +365,7 @@ async function main(): Promise<void> {
     options: {
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      preroll: { type: 'string' },
       paired: { type: 'boolean', default: false },
       rounds: { type: 'string' },
       scenarios: { type: 'string' },
@@ -381,6 +394,8 @@ async function main(): Promise<void> {
   const backend = values.backend;
   if (backend !== undefined && backend !== 'nginx' && backend !== 'node')
     throw new Error('bench: --backend nginx|node');
+  if (values.preroll !== undefined && !(Number(values.preroll) >= 0))
+    throw new Error(`bench: --preroll ${values.preroll}: seconds, 0 or more`);
   const checking = values.check || values.quick;
   const targets = checking ? loadTargets(values['targets-file'] ?? targetsFile(ROOT)) : undefined;
   const preset = values.quick && targets !== undefined ? quickPreset(targets) : undefined;
@@ -392,6 +407,7 @@ async function main(): Promise<void> {
     rounds: Number(values.rounds ?? preset?.rounds ?? 3),
     idleConnections: Number(values.idle),
     ...(values.warmup === undefined ? {} : { warmupSec: Number(values.warmup) }),
+    ...(values.preroll === undefined ? {} : { prerollSec: Number(values.preroll) }),
     paired: values.paired,
     profile: values.profile,
     ...(out === 'none' ? {} : { outDir: resolve(out) }),

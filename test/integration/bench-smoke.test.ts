@@ -73,6 +73,28 @@ describe('bench harness smoke', () => {
     expect(pipe?.paired).toBeUndefined();
   }, 60_000);
 
+  it('--preroll loads the target once more, unmeasured, right before every measurement', async () => {
+    const run = (prerollSec: number) =>
+      runBench({
+        durationSec: 1,
+        rounds: 1,
+        warmupSec: 1,
+        prerollSec,
+        idleConnections: 10,
+        scenarios: ['keepalive'],
+        targets: ['direct', 'node-pipe'],
+        log: () => {},
+      });
+    const without = await run(0);
+    const withPreroll = await run(1);
+    for (const pid of withPreroll.spawned) expect(isRunning(pid), `pid ${pid} still running`).toBe(false);
+    // Two measurements (one round of two rows): one more load-generator run before each.
+    expect(withPreroll.spawned.length - without.spawned.length).toBe(2);
+    // The preroll is not a sample: one per row and round either way.
+    for (const row of withPreroll.rows) expect(row.samples).toHaveLength(1);
+    expect(withPreroll.rows.map((r) => r.target)).toEqual(['direct', 'node-pipe']);
+  }, 60_000);
+
   const tools = ['wrk', 'h2load', 'openssl'].every((t) => which(t) !== undefined);
   it.skipIf(!tools)(
     'runs the TLS passthrough and HTTP/2 groups through Switchboard without errors',
