@@ -58,5 +58,18 @@ describe('npm run bench -- --help', () => {
     expect(r.out).toMatch(/targets: .*switchboard-net/);
     expect(r.out).toMatch(/--suite NAME\s+default \| scaling \| all/);
     expect(r.out).toContain('SWB_BENCH_BASELINE');
+    expect(r.out).toMatch(/--preroll S\s+seconds of the same load/);
+  });
+
+  it('refuses a --preroll that is not a number of seconds, before it starts anything', async () => {
+    for (const bad of ['x', '-1']) {
+      const r = await new Promise<{ code: number; err: string }>((resolve) => {
+        execFile(process.execPath, ['bench/run.ts', `--preroll=${bad}`], { cwd: ROOT }, (e, _out, err) =>
+          resolve({ code: e === null ? 0 : Number(e.code ?? 1), err }),
+        );
+      });
+      expect(r.code, bad).toBe(1);
+      expect(r.err.trim()).toBe(`bench: --preroll ${bad}: seconds, 0 or more`);
+    }
   });
 });
