@@ -26,7 +26,8 @@
  * - a process started with `--memory-reducer` or `--no-memory-reducer` of its own (Node refuses
  *   V8 flags in NODE_OPTIONS, so this is the way back to V8's default:
  *   `node --memory-reducer bin/switchboard.js start`);
- * - a process under the inspector (`--inspect*`): re-executing would end its debug session;
+ * - a process under the inspector (`--inspect*`, on the command line or in NODE_OPTIONS):
+ *   re-executing would end its debug session (`--inspect-brk` would stop it twice);
  * - a Node without `process.execve` (before 22.15/23.11, or Windows).
  * `startRouter` (embedders, tests) never re-executes anything: a library does not change
  * process-wide V8 flags for its embedder (STYLE §13b).
@@ -51,12 +52,17 @@ export function commandOf(args: readonly string[]): string | undefined {
 
 /**
  * The node arguments to re-execute with, or undefined when the process is left as it is: the
- * command is not `start`, or node's own arguments already say something about the reducer or
- * run the inspector.
+ * command is not `start`, node's own arguments already say something about the reducer, or the
+ * inspector runs (from those arguments or NODE_OPTIONS).
  */
-export function reexecArgs(execArgv: readonly string[], args: readonly string[]): string[] | undefined {
+export function reexecArgs(
+  execArgv: readonly string[],
+  args: readonly string[],
+  nodeOptions: string | undefined,
+): string[] | undefined {
   if (commandOf(args) !== 'start') return undefined;
   if (execArgv.some((a) => OWN_FLAG.test(a) || INSPECTOR.test(a))) return undefined;
+  if ((nodeOptions ?? '').split(/\s+/).some((a) => INSPECTOR.test(a))) return undefined;
   return [NO_MEMORY_REDUCER, ...execArgv];
 }
 
@@ -66,7 +72,7 @@ export function reexecArgs(execArgv: readonly string[], args: readonly string[])
  * refusal is written to stderr: the router then runs with the reducer).
  */
 export function restartWithoutMemoryReducer(): void {
-  const execArgs = reexecArgs(process.execArgv, process.argv.slice(2));
+  const execArgs = reexecArgs(process.execArgv, process.argv.slice(2), process.env.NODE_OPTIONS);
   if (execArgs === undefined || typeof process.execve !== 'function') return;
   try {
     process.execve(process.execPath, [process.execPath, ...execArgs, ...process.argv.slice(1)], process.env);

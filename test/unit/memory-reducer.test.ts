@@ -22,8 +22,8 @@ describe('commandOf', () => {
 
 describe('reexecArgs', () => {
   it('re-executes start under the flag, before node arguments of its own', () => {
-    expect(reexecArgs([], ['start'])).toEqual([NO_MEMORY_REDUCER]);
-    expect(reexecArgs(['--import', 'p.mjs'], ['--verbose', 'start', '-c', 'a.yaml'])).toEqual([
+    expect(reexecArgs([], ['start'], undefined)).toEqual([NO_MEMORY_REDUCER]);
+    expect(reexecArgs(['--import', 'p.mjs'], ['--verbose', 'start', '-c', 'a.yaml'], undefined)).toEqual([
       NO_MEMORY_REDUCER,
       '--import',
       'p.mjs',
@@ -32,21 +32,21 @@ describe('reexecArgs', () => {
 
   it('leaves every other command as it is', () => {
     for (const args of [['check'], ['route', 'x'], ['help', 'start'], ['--version'], []]) {
-      expect(reexecArgs([], args)).toBeUndefined();
+      expect(reexecArgs([], args, undefined)).toBeUndefined();
     }
   });
 
   it('runs once: the re-executed process already has the flag', () => {
-    const once = reexecArgs([], ['start']) ?? [];
-    expect(reexecArgs(once, ['start'])).toBeUndefined();
+    const once = reexecArgs([], ['start'], undefined) ?? [];
+    expect(reexecArgs(once, ['start'], undefined)).toBeUndefined();
   });
 
   it("keeps the user's own reducer flag, in either spelling", () => {
     for (const flag of ['--memory-reducer', '--no-memory-reducer', '--memory_reducer', '--memory-reducer=true']) {
-      expect(reexecArgs([flag], ['start'])).toBeUndefined();
+      expect(reexecArgs([flag], ['start'], undefined)).toBeUndefined();
     }
     // A flag that only starts alike is not the reducer's.
-    expect(reexecArgs(['--memory-reducer-for-small-heaps'], ['start'])).toEqual([
+    expect(reexecArgs(['--memory-reducer-for-small-heaps'], ['start'], undefined)).toEqual([
       NO_MEMORY_REDUCER,
       '--memory-reducer-for-small-heaps',
     ]);
@@ -54,8 +54,14 @@ describe('reexecArgs', () => {
 
   it('leaves a process under the inspector: re-executing would end its session', () => {
     for (const flag of ['--inspect', '--inspect=127.0.0.1:0', '--inspect-brk', '--inspect-wait=9229']) {
-      expect(reexecArgs([flag], ['start'])).toBeUndefined();
+      expect(reexecArgs([flag], ['start'], undefined)).toBeUndefined();
     }
-    expect(reexecArgs(['--inspect-port=9230'], ['start'])).toEqual([NO_MEMORY_REDUCER, '--inspect-port=9230']);
+    expect(reexecArgs(['--inspect-port=9230'], ['start'], undefined)).toEqual([
+      NO_MEMORY_REDUCER,
+      '--inspect-port=9230',
+    ]);
+    // The inspector from NODE_OPTIONS alike; other options there do not matter.
+    expect(reexecArgs([], ['start'], '--max-old-space-size=512 --inspect-brk=0')).toBeUndefined();
+    expect(reexecArgs([], ['start'], '--max-old-space-size=512')).toEqual([NO_MEMORY_REDUCER]);
   });
 });
