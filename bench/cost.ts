@@ -31,6 +31,7 @@
  */
 
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -56,8 +57,17 @@ const { values } = parseArgs({
     'node-flags': { type: 'string', default: '' },
     versus: { type: 'string', default: 'node-pipe' },
     pin: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+
+if (values.help) {
+  // The header comment of this file is the usage.
+  const head = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0] ?? '';
+  const usage = head.replace(/^\/\*\*\n?/, '').replace(/^ ?\* ?/gm, '');
+  console.log(usage.trimEnd());
+  process.exit(0);
+}
 
 const SCENARIOS: Record<string, { conns: number; total: (t: number) => number }> = {
   keepalive: { conns: 64, total: (t) => t },
