@@ -8,8 +8,9 @@
  * 30.5 MiB of it once in CI (2026-12-04; 16 MiB is the cap, and 30.5 is no doubling of it), and
  * a 1.5x bound on it failed there. Pages committed beside the semi-spaces around a scavenge are
  * the likely cause; it did not happen again here in about 20 capped runs, quiet or beside four
- * CPU burners. The capacity moves only when V8 grows or shrinks the space, in doublings:
- * 7.9995 MiB capped, and 16 or 32 MiB uncapped in the same runs.
+ * CPU burners. On the main thread the capacity moves only when V8 grows or shrinks the space,
+ * in doublings: 7.9995 MiB capped, and 16 or 32 MiB uncapped in the same runs (a worker's,
+ * sized from its resource limits, need not: WORKER_COMMITTED_MAX).
  */
 import { YOUNG_SEMI_SPACE_MIB } from '../../src/young-generation.ts';
 

@@ -42,7 +42,7 @@ describe('young generation cap', () => {
     expect(stopped).toBeGreaterThan(SEMI_SPACE_CAP);
   }, 60_000);
 
-  it('gives a worker thread the same cap through its resource limits', () => {
+  it('gives a worker thread a cap through its resource limits', () => {
     const script = `
 const m = await import(${JSON.stringify(MODULE)});
 const { Worker } = await import('node:worker_threads');
