@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { compileOutlierStatus } from '../outlier.ts';
 import type { ClusterPolicy, HealthCheckPolicy } from '../types.ts';
 import { duration } from './duration.ts';
+import { notSecret } from './not-secret.ts';
 
 export const MAX_ATTEMPTS = 20;
 
@@ -24,7 +25,7 @@ export const healthCheckSchema = z.strictObject({
 export const hashSchema = z
   .strictObject({
     strategy: z.enum(['client-ip', 'header', 'cookie', 'uri']).default('client-ip'),
-    key: z.string().default(''),
+    key: notSecret(z.string()).default(''),
   })
   .superRefine((h, ctx) => {
     if ((h.strategy === 'header' || h.strategy === 'cookie') && h.key === '') {

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { parseCidr } from '../ip.ts';
 import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
+import { notSecret } from './not-secret.ts';
 
 /** The admin listener's read endpoints, the values `admin.open` may list (never `POST /reload`). */
 export const ADMIN_READ_PATHS = [
@@ -69,11 +70,15 @@ export const listenerSchema = z.strictObject({
   /** With `tls: terminate`: chosen by SNI (exact, wildcard, else the first); files relative to the config dir. */
   certificates: z
     .array(
-      z.strictObject({ cert: z.string().min(1), key: z.string().min(1), names: z.array(z.string().min(1)).optional() }),
+      z.strictObject({
+        cert: z.string().min(1),
+        key: notSecret(z.string().min(1)),
+        names: z.array(z.string().min(1)).optional(),
+      }),
     )
     .default([]),
   /** With `tls: terminate`: ask clients for a certificate signed by `ca`; `required` refuses those without. */
-  clientAuth: z.strictObject({ ca: z.string().min(1), required: z.boolean().default(true) }).optional(),
+  clientAuth: notSecret(z.strictObject({ ca: z.string().min(1), required: z.boolean().default(true) })).optional(),
   /** With `tls: terminate`: certificates obtained and renewed by the router (docs/acme.md). */
   acme: acmeSchema.optional(),
   allowConnect: z.boolean().default(false),

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { configView, REDACTED, redact, redactString } from '../../app/admin/config-view.ts';
 import { validateConfig } from '../../app/load-config.ts';
+import { notSecret } from '../../src/config/not-secret.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import { tempDir } from '../harness/router.ts';
 
@@ -29,27 +30,33 @@ describe('redact', () => {
     expect((redact(unset, configSchema) as typeof unset).admin?.token).toBe('');
   });
 
-  it('follows a plugin schema: a field marked secret is hidden whatever its name; known fields are not guessed', () => {
+  it('follows a plugin schema: a field marked secret is hidden whatever its name; values a schema fixes stay', () => {
     const schema = z.strictObject({
       dsnPart: z.string().meta({ writeOnly: true }),
       auth: z.enum(['none', 'basic']).default('none'),
-      key: z.string(),
+      header: z.string(),
       nested: z.strictObject({ opaque: z.string().meta({ writeOnly: true }).optional() }).optional(),
-      list: z.array(z.strictObject({ credentialsFile: z.string(), pin: z.string().meta({ writeOnly: true }) })),
+      list: z.array(z.strictObject({ file: z.string(), pin: z.string().meta({ writeOnly: true }) })),
+      keyFile: notSecret(z.string()),
+      tokenTtl: z.boolean(),
     });
     const value = schema.parse({
       dsnPart: 'abc',
       auth: 'basic',
-      key: 'X-User',
+      header: 'X-User',
       nested: { opaque: 'zzz' },
-      list: [{ credentialsFile: '/etc/creds', pin: '1234' }],
+      list: [{ file: '/etc/creds', pin: '1234' }],
+      keyFile: 'certs/www.key',
+      tokenTtl: true,
     });
     expect(redact(value, schema)).toEqual({
       dsnPart: REDACTED,
       auth: 'basic',
-      key: 'X-User',
+      header: 'X-User',
       nested: { opaque: REDACTED },
-      list: [{ credentialsFile: '/etc/creds', pin: REDACTED }],
+      list: [{ file: '/etc/creds', pin: REDACTED }],
+      keyFile: 'certs/www.key',
+      tokenTtl: true,
     });
   });
 
@@ -72,11 +79,19 @@ describe('redact', () => {
     expect(redactString('certs/www.key')).toBe('certs/www.key');
   });
 
-  it('guesses by name only where no schema knows the field (loose plugin options)', () => {
+  it('guesses by name in loose plugin options too, and hides every leaf under a secret name', () => {
     const loose = z.looseObject({ name: z.string() });
     expect(
       redact(
-        { name: './my-book.ts', password: 'p', nested: { apiKey: 'k', host: 'h' }, passphrase: '', timeout: 5 },
+        {
+          name: './my-book.ts',
+          password: 'p',
+          nested: { apiKey: 'k', host: 'h' },
+          passphrase: '',
+          timeout: 5,
+          credentials: { user: 'u', value: 'v', port: 5432 },
+          tokens: ['a', 'b'],
+        },
         loose,
       ),
     ).toEqual({
@@ -85,11 +100,52 @@ describe('redact', () => {
       nested: { apiKey: REDACTED, host: 'h' },
       passphrase: '',
       timeout: 5,
+      credentials: { user: REDACTED, value: REDACTED, port: REDACTED },
+      tokens: [REDACTED, REDACTED],
     });
     expect(redact({ token: 't', dsn: 'mysql://u:p@h/db' }, undefined)).toEqual({
       token: REDACTED,
       dsn: `mysql://u:${REDACTED}@h/db`,
     });
+  });
+
+  // Issue 39 item 6: an independent review planted these and got every one back.
+  it('hides every planted secret, whatever its spelling or place', () => {
+    const planted = ['PLANT-db-pw', 'PLANT-api', 'PLANT-bearer', 'PLANT-url@pw', 'PLANT-access', 'PLANT-k', 'PLANT-s'];
+    const pluginSchema = z.strictObject({
+      dbPassword: z.string(),
+      apiToken: z.string(),
+      headers: z.record(z.string(), z.string()),
+      upstream: z.string(),
+      options: z.looseObject({}),
+      healthPath: z.string(),
+    });
+    const value = pluginSchema.parse({
+      dbPassword: 'PLANT-db-pw',
+      apiToken: 'PLANT-api',
+      headers: { Authorization: 'Bearer PLANT-bearer', 'X-Forward': 'basic PLANT-basic' },
+      upstream: 'https://svc:PLANT-url@pw@backend.internal:8443/x',
+      options: { accessToken: 'PLANT-access', clientSecretValue: 'PLANT-secret', privateKeyPem: 'x' },
+      healthPath: '/healthz?key=PLANT-k&sig=PLANT-s&ok=1',
+    });
+    const text = JSON.stringify(redact(value, pluginSchema));
+    for (const p of [...planted, 'PLANT-basic', 'PLANT-secret', 'pw@backend']) expect(text).not.toContain(p);
+    expect(text).toContain('backend.internal:8443/x');
+    expect(text).toContain('ok=1');
+  });
+
+  it.each([
+    // [input, output]: the WHATWG parser ends the userinfo at the authority's last `@`.
+    ['http://u:p@ss@h:1/db', `http://u:${REDACTED}@h:1/db`],
+    ['postgres://u:a@b@c@db/x?sslmode=require', `postgres://u:${REDACTED}@db/x?sslmode=require`],
+    ['http://h/path@x', 'http://h/path@x'],
+    ['https://:only@h/', `https://:${REDACTED}@h/`],
+    ['Authorization: Bearer abc.def', `Authorization: Bearer ${REDACTED}`],
+    ['Basic dXNlcjpwdw==', `Basic ${REDACTED}`],
+    ['/check?api_key=1&x=2', `/check?api_key=${REDACTED}&x=2`],
+    ['/check?X-Amz-Signature=ff&X-Amz-Credential=a', `/check?X-Amz-Signature=${REDACTED}&X-Amz-Credential=${REDACTED}`],
+  ])('redactString(%j)', (input, output) => {
+    expect(redactString(input)).toBe(output);
   });
 });
 
@@ -97,7 +153,16 @@ describe('configView', () => {
   it('is the effective config: defaults applied, plugin options parsed, secrets redacted', async () => {
     const dir = await tempDir();
     const raw = {
-      listeners: [{ name: 'web', address: '127.0.0.1:0' }],
+      listeners: [
+        { name: 'web', address: '127.0.0.1:0' },
+        {
+          name: 'tls',
+          address: '127.0.0.1:0',
+          tls: 'terminate',
+          certificates: [{ cert: 'certs/www.pem', key: 'certs/www.key' }],
+          clientAuth: { ca: 'certs/ca.pem' },
+        },
+      ],
       addressBook: { name: 'etcd', endpoints: ['http://root:etcdpw@127.0.0.1:2379'] },
       admin: { token: 'hunter2' },
     };
@@ -117,6 +182,11 @@ describe('configView', () => {
       endpoints: [`http://root:${REDACTED}@127.0.0.1:2379`],
       prefix: '/switchboard/',
     });
+    // File paths stay, though `key` and `clientAuth` are names the name rule would hide.
+    expect(view.config.listeners).toMatchObject([
+      {},
+      { certificates: [{ cert: 'certs/www.pem', key: 'certs/www.key' }], clientAuth: { ca: 'certs/ca.pem' } },
+    ]);
     expect(view.config.operator).toEqual({ name: 'bfe' });
     expect(view.config.panel).toMatchObject({ name: 'net' });
     expect(view.config.limits).toMatchObject({ maxConnections: 4096 });
