@@ -115,6 +115,18 @@ describe('regmatch primitives: patterns RE2 cannot run are refused at build', ()
     expect(message).toMatch(reason);
   });
 
+  it('a pattern compiling to more than 100 instructions is refused (issue 39 item 2)', () => {
+    // Counted repetitions expand to one instruction per copy: \pL{1,1000}\d is 2002.
+    expect(outcome('req_ua_regmatch(`\\pL{1,1000}\\d`)')).toBe(
+      `${where}: column 17: req_ua_regmatch: argument 1 (regex): regular expression \`\\pL{1,1000}\\d\` compiles to 2002 instructions, more than 100: matching time grows with the program (a counted repetition such as \`{1,1000}\` is one instruction per copy); use a smaller count, or \`*\`/\`+\``,
+    );
+    expect(outcome('req_path_regmatch(`[ab]*a[ab]{94}\\d`)')).toBe('ok');
+    expect(outcome('req_path_regmatch(`[ab]*a[ab]{95}\\d`)')).toMatch(/compiles to 101 instructions, more than 100/);
+    expect(outcome('req_header_value_regmatch("X-A", `a{200}`)')).toMatch(
+      /argument 2 \(regex\): regular expression `a\{200\}` compiles to/,
+    );
+  });
+
   it('names the second argument of a two-argument primitive', () => {
     expect(outcome('req_header_value_regmatch("X-A", `(?=a)`)')).toMatch(
       /column 34: req_header_value_regmatch: argument 2 \(regex\): bad regular expression `\(\?=a\)`/,
@@ -157,7 +169,16 @@ describe('regmatch primitives: hostile values match in linear time', () => {
   it('alternation under a star on a 100 KB header value', () => {
     const c = compileCondition('req_header_value_regmatch("X-A", `^(a|a)*$`)', { where });
     expect(c(fakeRequest({ headers: { 'X-A': `${'a'.repeat(100_000)}b` } }))).toBe(false);
-    expect(c(fakeRequest({ headers: { 'X-A': 'a'.repeat(100_000) } }))).toBe(true);
+    expect(c(fakeRequest({ headers: { 'X-A': `${'a'.repeat(1_000)}b` } }))).toBe(false);
+    expect(c(fakeRequest({ headers: { 'X-A': 'a'.repeat(1_024) } }))).toBe(true);
+  });
+
+  it('a value over 1024 characters is not matched (issue 39 item 2)', () => {
+    const c = compileCondition('req_ua_regmatch(`bot`)', { where });
+    expect(c(fakeRequest({ headers: { 'User-Agent': `${'x'.repeat(1021)}bot` } }))).toBe(true);
+    expect(c(fakeRequest({ headers: { 'User-Agent': `${'x'.repeat(1022)}bot` } }))).toBe(false);
+    const not = compileCondition('!req_ua_regmatch(`bot`)', { where });
+    expect(not(fakeRequest({ headers: { 'User-Agent': `bot${'x'.repeat(1022)}` } }))).toBe(true);
   });
 
   it('a compiled condition is reused: many evaluations of the same matcher agree', () => {

@@ -7,7 +7,15 @@
  *
  * 1. Patterns compile with `re2js` (a pure-JS port of RE2/RE2J, the Go `regexp` engine): Go
  *    syntax and limits (repeat counts ≤ 1000, bounded nesting), inline flags `(?imsU)` anywhere,
- *    matching unanchored, in time linear in the value's length whatever the pattern.
+ *    matching unanchored, in time linear in the value's length. Linear is not enough on its own:
+ *    the constant grows with the compiled program (`\pL{1,1000}\d` is 2002 instructions and
+ *    took ~0.8 s on one 16 KiB User-Agent), and a pattern whose DFA has many states pays ~1–6 µs
+ *    per character building them (`[ab]*a[ab]{20}\d`, 26 instructions, ~25 ms at 16 KiB).
+ * 1b. So one evaluation is bounded twice over: a pattern whose program exceeds
+ *    `REGEX_MAX_INSTRUCTIONS` (100, Envoy's default `max_program_size`) is a build error, and a
+ *    value longer than `REGEX_MAX_INPUT` (1024 characters) is not matched at all (the primitive
+ *    is false, as for a missing value). The worst accepted pattern on the longest matched value
+ *    costs a few ms (measured in src/condition/README.md), whatever `maxHeaderBytes` allows.
  * 2. A pattern RE2 cannot compile (lookaround, backreferences, possessive quantifiers, atomic
  *    groups, `\Z`, `\u`…) is a build error at config load (`check` and reload refuse it), with
  *    RE2's reason and, for the usual PCRE/JavaScript constructs, what is wrong with them.
@@ -19,6 +27,12 @@
 import { RE2JS } from 're2js';
 import type { StringMatch } from './matchers.ts';
 import type { BuildContext } from './types.ts';
+
+/** The largest compiled program a `*_regmatch` pattern may have (RE2 instructions). */
+export const REGEX_MAX_INSTRUCTIONS = 100;
+
+/** The longest value a `*_regmatch` primitive matches (characters); a longer one is false. */
+export const REGEX_MAX_INPUT = 1024;
 
 // What the usual non-RE2 constructs are, for the error message (checked only after RE2 refused).
 const HINTS: readonly (readonly [RegExp, string])[] = [
@@ -49,5 +63,12 @@ export function regexMatcher(source: string, ctx: BuildContext, index: number): 
   } catch (e) {
     return ctx.fail(index, `argument ${index + 1} (regex): bad regular expression \`${source}\`: ${reason(source, e)}`);
   }
-  return (v) => re.test(v);
+  const size: number = re.re2().numberOfInstructions();
+  if (size > REGEX_MAX_INSTRUCTIONS) {
+    return ctx.fail(
+      index,
+      `argument ${index + 1} (regex): regular expression \`${source}\` compiles to ${size} instructions, more than ${REGEX_MAX_INSTRUCTIONS}: matching time grows with the program (a counted repetition such as \`{1,1000}\` is one instruction per copy); use a smaller count, or \`*\`/\`+\``,
+    );
+  }
+  return (v) => v.length <= REGEX_MAX_INPUT && re.test(v);
 }
