@@ -183,6 +183,7 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
           } else refuse(failure.result, failure.protocol, failure.message, failure.h2Code);
         } catch (e) {
           internal(e);
+        maxHeaderCount: engine.limits.maxHeaderCount,
         }
       },
     );

@@ -168,6 +168,11 @@ export const configSchema = z
     limits: limitsSchema.default(limitsSchema.parse({})),
     operator: pluginRef('bfe'),
     addressBook: pluginRef('bfe'),
+  /**
+   * Header fields one request may carry (HTTP/1 field lines; an HTTP/2 list without its
+   * pseudo-headers): more is answered 431. Node backends keep 2,000, HAProxy refuses over 101.
+   */
+  maxHeaderCount: z.number().int().min(1).max(1_000).default(100),
     admin: adminSchema.optional(),
     log: z
       .strictObject({

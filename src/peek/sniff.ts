@@ -13,7 +13,7 @@
  */
 import { peerError } from '../errors.ts';
 import { H2_ERROR, type H2cHead, H2cScanner, H2PeekError, startsLikeH2c } from './h2c.ts';
-import { type Http1Head, Http1HeadScanner } from './http1.ts';
+import { DEFAULT_MAX_HEADER_COUNT, type Http1Head, Http1HeadScanner } from './http1.ts';
 import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
 import { type ClientHello, ClientHelloScanner, looksLikeTls } from './tls-hello.ts';
 
@@ -35,6 +35,7 @@ export class Sniffer {
   readonly #tls: TlsMode;
   readonly #h2cMode: H2cMode;
   readonly #paths: PathNormalization;
+  readonly #maxHeaderCount: number;
   #http1: Http1HeadScanner | undefined;
   #hello: ClientHelloScanner | undefined;
   #h2c: H2cScanner | undefined;
@@ -49,14 +50,20 @@ export class Sniffer {
     return this.#h2c?.settingsEnd;
   }
 
-  /** `paths`: the listener's `pathNormalization` for HTTP/1 targets (src/peek/path.ts). */
+  /**
+   * `paths`: the listener's `pathNormalization` for HTTP/1 targets (src/peek/path.ts);
+   * `maxHeaderCount`: an HTTP/1 head with more field lines is refused (431), an h2c first
+   * request with more fields gets a GOAWAY (`header_too_large`).
+   */
   constructor(
     maxHeaderBytes: number,
     tls: TlsMode,
     h2c: H2cMode = 'allow',
     paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+    maxHeaderCount = DEFAULT_MAX_HEADER_COUNT,
   ) {
     this.#maxHeaderBytes = maxHeaderBytes;
+    this.#maxHeaderCount = maxHeaderCount;
     this.#tls = tls;
     this.#h2cMode = h2c;
     this.#paths = paths;
@@ -89,12 +96,12 @@ export class Sniffer {
         return hello === undefined ? undefined : { kind: 'tls', hello };
       }
       case 'h2c': {
-        this.#h2c ??= new H2cScanner(this.#maxHeaderBytes);
+        this.#h2c ??= new H2cScanner(this.#maxHeaderBytes, this.#maxHeaderCount);
         const head = this.#h2c.feed(buf);
         return head === undefined ? undefined : { kind: 'h2c', head };
       }
       default: {
-        this.#http1 ??= new Http1HeadScanner(this.#maxHeaderBytes, this.#paths);
+        this.#http1 ??= new Http1HeadScanner(this.#maxHeaderBytes, this.#paths, this.#maxHeaderCount);
         const head = this.#http1.feed(buf);
         return head === undefined ? undefined : { kind: 'http1', head };
       }

@@ -33,6 +33,7 @@ import { parsePrometheus, sum } from '../harness/prometheus.ts';
 import { eventually, LISTEN, startTestRouter, type TestRouter } from '../harness/router.ts';
 import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
 import { backendControlScenarios } from './panel-backend-control.ts';
+import { headerCountScenarios } from './scenarios-header-count.ts';
 
 /** A panel under test: its label and its `panel:` config value. */
 export interface PanelUnderTest {
@@ -968,6 +969,7 @@ export const scenarios: readonly Scenario[] = [
   },
   // Admin runtime control of backends (issue 19): in its own file.
   ...backendControlScenarios,
+  ...headerCountScenarios,
 ];
 
 /** Runs the whole table against `p` (one `it` per scenario; refusals asserted at config load). */
