@@ -6,13 +6,15 @@
  * from the listener pipeline's Connection (src/listener/): the PROXY source is the client
  * address and its destination the VIP, `clientIpFrom: header` is honoured for trusted hops,
  * and a terminated connection's TLS facts (sni, alpn, client certificate) are the socket's.
- * A header list over `limits.maxHeaderBytes` is refused (431) before anything is routed, and an
+ * A header list over `limits.maxHeaderBytes`, or with more fields than `limits.maxHeaderCount`
+ * (pseudo-headers not counted; HTTP/1.1 heads too), is refused (431) before anything is routed, and an
  * HTTP/1.1 request offering `Upgrade: h2c` (or `h2`) is refused (400), as on the net panel.
  */
 import { clientAddressing, forwardedClientIp } from '../../src/client-ip.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { peerError } from '../../src/errors.ts';
 import { splitAuthority as splitUncached } from '../../src/peek/h2-fields.ts';
+import { DEFAULT_MAX_HEADER_COUNT } from '../../src/peek/http1.ts';
 import { refuseH2Upgrade, upgradeProtocols } from '../../src/peek/http1-fields.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { createRequest } from '../../src/request.ts';
@@ -113,6 +115,11 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
   // HTTP/1.1 heads are bounded by the fallback server's maxHeaderSize; h2 lists are checked here.
   if (h2 && conn !== undefined && fields.size > conn.engine.limits.maxHeaderBytes) {
     throw peerError('header_too_large', `request: header list over ${conn.engine.limits.maxHeaderBytes} bytes`);
+  }
+  // Node's own limits (maxHeadersCount 2,000 on HTTP/1.1, maxHeaderListPairs on h2) are looser.
+  const maxFields = conn?.engine.limits.maxHeaderCount ?? DEFAULT_MAX_HEADER_COUNT;
+  if (fields.pairs.length > maxFields) {
+    throw peerError('header_too_large', `request: more than ${maxFields} header fields`);
   }
   // The HTTP/1.1 fallback refuses `Upgrade: h2c` as the net panel does (400). Node's server would
   // pass it on as a plain request (no 'upgrade' listener) and the panel drops Upgrade upstream,

@@ -69,7 +69,9 @@ export function frame(d: PerRequestDriver, buf: Buffer, off: number, from: numbe
     if (off >= buf.length) break;
     const view = off === 0 ? buf : buf.subarray(off);
     let head: Http1Head | undefined;
-    const scanner = d.scanner ?? takeHeadScanner(d.s.engine.limits.maxHeaderBytes, d.s.listener.pathNormalization);
+    const { limits } = d.s.engine;
+    const scanner =
+      d.scanner ?? takeHeadScanner(limits.maxHeaderBytes, d.s.listener.pathNormalization, limits.maxHeaderCount);
     d.scanner = undefined;
     try {
       head = scanner.feed(view);

@@ -38,6 +38,7 @@ import {
   readUint32,
 } from './h2-frames.ts';
 import { HpackDecoder } from './hpack.ts';
+import { DEFAULT_MAX_HEADER_COUNT } from './http1.ts';
 
 export { goawayFrame, H2_ERROR, H2PeekError, SERVER_PREFACE } from './h2-frames.ts';
 
@@ -101,6 +102,8 @@ function calmError(why: string, result: 'bad_request' | 'header_too_large' = 'ba
  */
 export class H2cScanner {
   readonly #max: number;
+  /** `limits.maxHeaderCount`: regular fields (pseudo-headers aside) the first request may carry. */
+  readonly #maxFields: number;
   /** Preface matched. */
   #preface = false;
   /** Start of the next frame not yet validated. */
@@ -121,8 +124,9 @@ export class H2cScanner {
    */
   settingsEnd: number | undefined;
 
-  constructor(maxHeaderBytes: number) {
+  constructor(maxHeaderBytes: number, maxHeaderCount = DEFAULT_MAX_HEADER_COUNT) {
     this.#max = maxHeaderBytes;
+    this.#maxFields = maxHeaderCount;
   }
 
   /** The first request's head, `undefined` when more bytes are needed, or a thrown `H2PeekError`. */
@@ -215,6 +219,9 @@ export class H2cScanner {
           );
     try {
       const fields = new HpackDecoder(4096).decode(block, this.#max);
+      let regular = 0;
+      for (const [name] of fields) if (name.charCodeAt(0) !== 0x3a) regular++;
+      if (regular > this.#maxFields) throw calmError(`more than ${this.#maxFields} header fields`, 'header_too_large');
       return { ...validateRequestFields(fields), streamId, length: this.#offset };
     } catch (e) {
       // Chain the stream in front of the decoder's or validator's own where-and-what.

@@ -92,24 +92,33 @@ export class Http1HeadScanner {
   readonly #scanner: HeadScanner;
   readonly #paths: PathNormalization;
   readonly #max: number;
+  readonly #maxFields: number;
 
-  /** `paths`: the listener's `pathNormalization` (src/peek/path.ts). */
-  constructor(maxHeaderBytes: number, paths: PathNormalization = DEFAULT_PATH_NORMALIZATION) {
+  /**
+   * `paths`: the listener's `pathNormalization` (src/peek/path.ts); `maxHeaderCount`: field
+   * lines beyond it are refused (431).
+   */
+  constructor(
+    maxHeaderBytes: number,
+    paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+    maxHeaderCount = DEFAULT_MAX_HEADER_COUNT,
+  ) {
     this.#scanner = new HeadScanner('request', maxHeaderBytes);
     this.#paths = paths;
     this.#max = maxHeaderBytes;
+    this.#maxFields = maxHeaderCount;
   }
 
   /** True when this scanner was made for these settings (takeHeadScanner). */
-  fits(maxHeaderBytes: number, paths: PathNormalization): boolean {
-    return this.#max === maxHeaderBytes && this.#paths === paths;
+  fits(maxHeaderBytes: number, paths: PathNormalization, maxHeaderCount: number): boolean {
+    return this.#max === maxHeaderBytes && this.#paths === paths && this.#maxFields === maxHeaderCount;
   }
 
   /** Feeds the accumulated buffer (starting at the head); undefined means "need more bytes". */
   feed(buf: Buffer): Http1Head | undefined {
     const end = this.#scanner.scan(buf);
     if (end === -1) return undefined;
-    return parseHead(buf, this.#scanner.start, this.#scanner.startLineEnd, end, this.#paths);
+    return parseHead(buf, this.#scanner.start, this.#scanner.startLineEnd, end, this.#paths, this.#maxFields);
   }
 
   /** Starts over for a new head at offset 0 of the next buffer. */
@@ -123,9 +132,13 @@ export function peekHttp1(
   buf: Buffer,
   maxHeaderBytes: number,
   paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+  maxHeaderCount = DEFAULT_MAX_HEADER_COUNT,
 ): Http1Head | undefined {
-  return new Http1HeadScanner(maxHeaderBytes, paths).feed(buf);
+  return new Http1HeadScanner(maxHeaderBytes, paths, maxHeaderCount).feed(buf);
 }
+
+/** `limits.maxHeaderCount`'s default (src/config/schema.ts), for callers without a config. */
+export const DEFAULT_MAX_HEADER_COUNT = 100;
 
 const NONE: readonly string[] = Object.freeze([]);
 
@@ -157,7 +170,14 @@ function append(list: string[] | undefined, value: string): string[] {
  * refuse it with the same words as before, in the same order: request line, field lines in
  * order, target, Host, framing, upgrade, llhttp.
  */
-function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, paths: PathNormalization): Http1Head {
+function parseHead(
+  buf: Buffer,
+  start: number,
+  lineEnd: number,
+  end: number,
+  paths: PathNormalization,
+  maxFields: number,
+): Http1Head {
   // The request line: the scanner let only SP and visible ASCII through.
   let sp1 = -1;
   let sp2 = -1;
@@ -200,7 +220,8 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   for (let from = at; from < end - 2; ) {
     let to = from;
     while (buf[to] !== CR) to++;
-    count++;
+    // Node backends keep 2,000 fields, HAProxy refuses over 101: past the limit, 431 (issue 40 item 11).
+    if (++count > maxFields) throw peerError('header_too_large', `http1: more than ${maxFields} header fields`);
     if (!checkField(buf, from, to, span)) {
       parseFieldLine(fields.slice(from - at, to - at), count, from, 'http1'); // throws the reason
       throw bad(`header ${count} at byte ${from}`); // not reached: both apply the same rules
@@ -270,7 +291,8 @@ function parseHead(buf: Buffer, start: number, lineEnd: number, end: number, pat
   refuseH2Upgrade(offered, 'http1');
   crossCheck(buf, start, end, method.length + 1, target.length, v, count);
   const tokens = connection === undefined ? NO_TOKENS : connectionTokens(connection);
-  const upgrade = upgradeValues !== undefined && tokens.has('upgrade');
+  // RFC 9110 §7.8: Upgrade in an HTTP/1.0 request is ignored, so no 101 can switch it (issue 40 item 8).
+  const upgrade = v === 1 && upgradeValues !== undefined && tokens.has('upgrade');
   return new ParsedHead(
     method,
     target,

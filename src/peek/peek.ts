@@ -43,6 +43,8 @@ export class PeekFailure extends Error {
 export interface PeekOptions {
   readonly peekTimeout: number;
   readonly maxHeaderBytes: number;
+  /** `limits.maxHeaderCount`: an HTTP/1 head with more field lines fails with 431 (default 100). */
+  readonly maxHeaderCount?: number | undefined;
   readonly tls: TlsMode;
   /** `refuse`: an h2c preface fails the peek with a GOAWAY code (listeners[].h2c). */
   readonly h2c: H2cMode;
@@ -88,7 +90,7 @@ class Peek {
     this.socket = socket;
     this.options = options;
     this.done = done;
-    this.sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths);
+    this.sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths, options.maxHeaderCount);
     this.buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
     this.deadline = new Deadline<Peek>(peekTimedOut, this);
     arm(this.deadline, options.peekTimeout);

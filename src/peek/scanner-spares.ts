@@ -7,10 +7,10 @@
  * each of its upstream links) takes a scanner, parses, and gives it back: between heads it holds
  * none. One spare per kind is enough: parsing is synchronous, so the scanner released by one
  * connection is the one the next connection takes. A spare made for other settings (another
- * listener's maxHeaderBytes or pathNormalization) is replaced by a new scanner.
+ * listener's maxHeaderBytes, pathNormalization or maxHeaderCount) is replaced by a new scanner.
  */
 
-import { Http1HeadScanner } from './http1.ts';
+import { DEFAULT_MAX_HEADER_COUNT, Http1HeadScanner } from './http1.ts';
 import { Http1ResponseScanner } from './http1-response.ts';
 import type { PathNormalization } from './path.ts';
 
@@ -18,13 +18,17 @@ let spareHead: Http1HeadScanner | undefined;
 let spareResponse: Http1ResponseScanner | undefined;
 
 /** A request-head scanner at the start of a head, for these settings. */
-export function takeHeadScanner(maxHeaderBytes: number, paths: PathNormalization): Http1HeadScanner {
+export function takeHeadScanner(
+  maxHeaderBytes: number,
+  paths: PathNormalization,
+  maxHeaderCount = DEFAULT_MAX_HEADER_COUNT,
+): Http1HeadScanner {
   const spare = spareHead;
-  if (spare?.fits(maxHeaderBytes, paths)) {
+  if (spare?.fits(maxHeaderBytes, paths, maxHeaderCount)) {
     spareHead = undefined;
     return spare;
   }
-  return new Http1HeadScanner(maxHeaderBytes, paths);
+  return new Http1HeadScanner(maxHeaderBytes, paths, maxHeaderCount);
 }
 
 /** Gives back a request-head scanner whose head is complete (reset for the next taker). */
