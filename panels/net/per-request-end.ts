@@ -13,7 +13,7 @@
  *    client_closed before the connection ends.
  */
 import { performance } from 'node:perf_hooks';
-import { endWithLinger } from '../../src/answer.ts';
+import { discardUpTo, endWithLinger, LINGER_BYTES } from '../../src/answer.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
@@ -77,7 +77,8 @@ export function close(d: PerRequestDriver, result: string): void {
   stop(d, result);
   d.client.removeListener('data', d.onData);
   d.client.end();
-  d.client.resume();
+  // What the client still sends is read and dropped, up to the linger's bound (src/answer.ts).
+  discardUpTo(d.client, LINGER_BYTES);
 }
 
 /** Closes everything now. */
