@@ -2,16 +2,19 @@
  * The built-in panels by name. A panel is created on a runtime and owns its listeners; the
  * contract (`PanelFactory` and its optional capabilities) is the core's (src/panel.ts).
  */
-import { http2Panel } from '../panels/http2/index.ts';
-import { netPanel } from '../panels/net/index.ts';
+import { h2cStreamRouter, http2Panel } from '../panels/http2/index.ts';
+import { netPanelWith } from '../panels/net/index.ts';
 import { workerPanel } from '../panels/worker/index.ts';
 import type { AnyPanelFactory } from '../src/panel.ts';
 import { didYouMean } from '../src/suggest.ts';
 
 export type { AnyPanelFactory, BoundPanel, PanelFactory } from '../src/panel.ts';
 
-/** The panels a worker thread can run. */
-const engines = { net: netPanel, http2: http2Panel } as const;
+/**
+ * The panels a worker thread can run. The net panel is given the http2 panel's stream router:
+ * with `listeners[].h2c: route` an h2c connection is handed to it, every stream routed.
+ */
+const engines = { net: netPanelWith(h2cStreamRouter), http2: http2Panel } as const;
 
 export const builtinPanels: Readonly<Record<string, AnyPanelFactory>> = {
   ...engines,

@@ -8,11 +8,14 @@
  *   factory: PanelValidator (refuses what it cannot honour), RegistryProvider (shared state)
  *   panel:   ReconfigurablePanel (listeners follow reloads), ListenerCounts (metrics),
  *            EngineFollower (engines run elsewhere, e.g. worker threads, follow the main one)
+ *   lent:    StreamRouter (the http2 panel's per-stream engine, which app/panels.ts gives the
+ *            net panel for `listeners[].h2c: route`; a panel never imports another panel)
  */
 import type { z } from 'zod';
 import type { BackendRegistry } from './backend-registry.ts';
 import type { Config, ListenerConfig } from './config/schema.ts';
 import type { Engine, PanelRuntime } from './engine.ts';
+import type { Connection } from './listener/connection.ts';
 import type { IssuedUpdate } from './tls/issued.ts';
 import type { AddressBook, Panel } from './types.ts';
 
@@ -119,3 +122,26 @@ export interface ResolvedPanel {
   readonly factory: AnyPanelFactory;
   readonly options: unknown;
 }
+
+/**
+ * Takes whole HTTP/2 connections and routes every stream on its own (the http2 panel's
+ * engine: terminate, `decideRoute` per stream, forward). A splicing panel that is given one
+ * hands it the h2c connections of its `h2c: route` listeners (DESIGN: the documented exception
+ * to byte-for-byte splicing, as on the http2 panel). One per panel runtime.
+ */
+export interface StreamRouter {
+  /**
+   * Takes `c` over from accept: every byte read from its socket so far has been put back
+   * (`unshift`); `c.done()` runs when the socket closes, and every stream writes its own line.
+   */
+  serve(c: Connection): void;
+  /** Shutdown: GOAWAY to every session (open streams finish) and idle HTTP/1.1 sockets closed. */
+  drain(): void;
+  /** Once the panel's connections are gone: upstream sessions get a short grace, then close. */
+  close(): Promise<void>;
+  /** Everything now. */
+  destroy(): void;
+}
+
+/** Builds the stream router of one panel runtime (app/panels.ts composes it into a splicing panel). */
+export type StreamRouterFactory = (runtime: PanelRuntime) => StreamRouter;

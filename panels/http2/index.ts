@@ -4,6 +4,9 @@
  */
 import type { DescriptorBudget, PanelFactory, PanelValidator } from '../../src/panel.ts';
 import { http2Panel as server } from './server.ts';
+
+export { h2cStreamRouter } from './server.ts';
+
 import { http2Refusals } from './validate.ts';
 
 export type { Http2Panel } from './server.ts';

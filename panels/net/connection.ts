@@ -9,7 +9,9 @@
  *          → peeked bytes → splice
  *
  * h2c: the router's own empty SETTINGS answer the client's during the peek, and the splice cuts
- * the client's one ACK of them (src/h2c-settings-ack.ts), DESIGN's second byte exception.
+ * the client's one ACK of them (src/h2c-settings-ack.ts), DESIGN's second byte exception. With
+ * `h2c: route` the peek stops at the preface and the connection goes to the stream router
+ * (the http2 engine the composition lent the panel): every stream is routed on its own there.
  *
  * Every exit writes one access-log line with a result code. Nothing is written to a backend
  * before the route is decided; errors are answered per DESIGN's table (HTTP/1 gets a response,
@@ -19,6 +21,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { type Answerable, answer } from '../../src/answer.ts';
 import { clientAddressing } from '../../src/client-ip.ts';
+import { h2cModeOf } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
@@ -28,7 +31,7 @@ import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
-import { requestFromPeek } from '../../src/peek/to-request.ts';
+import { type RoutablePeek, requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { splice } from '../../src/splice.ts';
@@ -48,9 +51,14 @@ function describe(record: AccessRecord, request: Request): void {
 
 /**
  * Handles one connection of the listener pipeline to completion (its socket is the decrypted
- * stream on a terminating listener); `c.done()` runs once when it has fully closed.
+ * stream on a terminating listener); `c.done()` runs once when it has fully closed. `handOver`
+ * takes an h2c connection of an `h2c: route` listener (absent: those listeners refuse h2c).
  */
-export function handleConnection(c: Connection, runtime: PanelRuntime): void {
+export function handleConnection(
+  c: Connection,
+  runtime: PanelRuntime,
+  handOver?: ((c: Connection) => void) | undefined,
+): void {
   const { socket, listener, engine } = c;
   const started = c.acceptedAt;
   const record: AccessRecord = {
@@ -99,7 +107,7 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
     if (!ended) log('internal_error', undefined, String(err));
   };
 
-  const connected = (err: unknown, up: Upstream | UpstreamFailure | undefined, peeked: Peeked) => {
+  const connected = (err: unknown, up: Upstream | UpstreamFailure | undefined, peeked: RoutablePeek) => {
     if (err !== undefined) throw err;
     if (up === undefined) throw new Error('openUpstream settled without an outcome');
     record.attempts = up.attempts;
@@ -119,6 +127,14 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
   };
 
   const route = (peeked: Peeked) => {
+    if (peeked.kind === 'h2c-preface') {
+      // `h2c: route`: the bytes go back and the http2 engine takes the connection (and its
+      // `c.done()`); it routes every stream and writes a line for each.
+      socket.unshift(peeked.buffer);
+      ended = true;
+      handOver!(c);
+      return;
+    }
     let request: Request;
     try {
       request = requestFromPeek(peeked, {
@@ -159,6 +175,7 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
     });
   };
 
+  const h2cMode = h2cModeOf(listener, engine.loaded.config);
   try {
     // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
     peekThen(
@@ -166,8 +183,9 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
       {
         peekTimeout: c.remaining(),
         maxHeaderBytes: engine.limits.maxHeaderBytes,
+        maxHeaderCount: engine.limits.maxHeaderCount,
         tls: listener.tls,
-        h2c: listener.h2c,
+        h2c: h2cMode === 'route' && handOver === undefined ? 'refuse' : h2cMode,
         proxy: c.proxy,
         paths: listener.pathNormalization,
         // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
@@ -183,7 +201,6 @@ export function handleConnection(c: Connection, runtime: PanelRuntime): void {
           } else refuse(failure.result, failure.protocol, failure.message, failure.h2Code);
         } catch (e) {
           internal(e);
-        maxHeaderCount: engine.limits.maxHeaderCount,
         }
       },
     );

@@ -8,7 +8,7 @@ import type { ListenerConfig } from '../../src/config/schema.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { ListenerPipeline } from '../../src/listener/pipeline.ts';
-import type { PanelFactory } from '../../src/panel.ts';
+import type { PanelFactory, StreamRouter, StreamRouterFactory } from '../../src/panel.ts';
 import type { Panel } from '../../src/types.ts';
 import { handleConnection } from './connection.ts';
 
@@ -18,15 +18,22 @@ const ALPN = ['http/1.1'] as const;
 class NetPanel implements Panel {
   readonly #runtime: PanelRuntime;
   readonly #pipeline: ListenerPipeline;
+  /** Builds the http2 engine lent by the composition (`h2c: route`); absent: such listeners refuse h2c. */
+  readonly #makeStreams: StreamRouterFactory | undefined;
+  /** Built at the first h2c connection handed over: a listener without `h2c: route` never pays for it. */
+  #streams: StreamRouter | undefined;
+  readonly #handOver: ((c: Connection) => void) | undefined;
 
-  constructor(runtime: PanelRuntime) {
+  constructor(runtime: PanelRuntime, streams: StreamRouterFactory | undefined) {
     this.#runtime = runtime;
+    this.#makeStreams = streams;
+    this.#handOver = streams === undefined ? undefined : (c) => this.#streamRouter().serve(c);
     this.#pipeline = new ListenerPipeline(runtime, { alpn: ALPN, handle: (c) => this.#handle(c) });
   }
 
   #handle(c: Connection): void {
     try {
-      handleConnection(c, this.#runtime);
+      handleConnection(c, this.#runtime, this.#handOver);
     } catch (err) {
       // A broken invariant: log loudly, close this connection, keep serving the others.
       this.#runtime.logger.error({ err }, 'connection handler failed');
@@ -34,6 +41,11 @@ class NetPanel implements Panel {
       c.raw.destroy();
       c.done();
     }
+  }
+
+  #streamRouter(): StreamRouter {
+    this.#streams ??= this.#makeStreams!(this.#runtime);
+    return this.#streams;
   }
 
   /** Addresses actually bound, by listener name (port 0 resolved). */
@@ -68,6 +80,7 @@ class NetPanel implements Panel {
   async close(): Promise<void> {
     const closing = this.#pipeline.stopAccepting();
     this.#runtime.drain.drainAll();
+    this.#streams?.drain();
     // Destroyed with an error so that a peek in progress ends at once (it listens for errors).
     for (const s of this.#pipeline.sockets)
       if (s.bytesRead === 0) s.destroy(new Error('router draining: idle connection closed'));
@@ -76,17 +89,27 @@ class NetPanel implements Panel {
       for (const s of this.#pipeline.sockets) s.destroy(new Error('drain timeout'));
     }
     await closing;
+    await this.#streams?.close();
   }
 
   destroy(): void {
     this.#pipeline.destroy();
+    this.#streams?.destroy();
   }
 }
 
-/** The `net` panel factory. */
-export const netPanel = {
-  name: 'net',
-  create: (runtime: PanelRuntime) => new NetPanel(runtime),
-} satisfies PanelFactory;
+/**
+ * The `net` panel factory with a stream router for `listeners[].h2c: route` (app/panels.ts gives
+ * it the http2 panel's: a panel never imports another panel). Each panel gets its own router.
+ */
+export function netPanelWith(streams: StreamRouterFactory | undefined) {
+  return {
+    name: 'net',
+    create: (runtime: PanelRuntime) => new NetPanel(runtime, streams),
+  } satisfies PanelFactory;
+}
+
+/** The `net` panel factory alone: `h2c: route` listeners refuse h2c (GOAWAY HTTP_1_1_REQUIRED). */
+export const netPanel = netPanelWith(undefined);
 
 export type { NetPanel };

@@ -83,11 +83,13 @@ export const listenerSchema = z.strictObject({
   acme: acmeSchema.optional(),
   allowConnect: z.boolean().default(false),
   /**
-   * HTTP/2 with prior knowledge in cleartext (the h2c preface): `allow`, or `refuse` with a GOAWAY
-   * (HTTP_1_1_REQUIRED). The net panel routes an h2c connection by its first stream only, so a
-   * listener whose rules must see every request refuses it; the http2 panel routes every stream.
+   * HTTP/2 with prior knowledge in cleartext (the h2c preface): `route` (the net panel hands the
+   * connection to the http2 engine: every stream routed), `allow` (the net panel splices it,
+   * routed by its first stream only), or `refuse` with a GOAWAY (HTTP_1_1_REQUIRED). Unset:
+   * `route` with `routing: per-request`, `allow` with per-connection (`h2cModeOf`). The http2
+   * panel routes every stream under `route` and `allow` alike.
    */
-  h2c: z.enum(['allow', 'refuse']).default('allow'),
+  h2c: z.enum(['allow', 'refuse', 'route']).optional(),
   /** connection: PROXY source or socket peer; header: a trusted hop's forwarded header (src/client-ip.ts). */
   clientIpFrom: z.enum(['connection', 'header']).default('connection'),
   /** The header `clientIpFrom: header` reads. */
@@ -226,6 +228,13 @@ export type Config = z.output<typeof configSchema>;
 export function writesRequestLines(config: Config): boolean {
   const mode = config.log.accessMode;
   return mode === 'per-request' || (mode === 'auto' && config.routing === 'per-request');
+}
+/**
+ * A listener's `h2c`: as set, else `route` under `routing: per-request` (a decision per
+ * request, h2c streams included) and `allow` under per-connection (routed once, as HTTP/1).
+ */
+export function h2cModeOf(listener: ListenerConfig, config: Config): 'allow' | 'refuse' | 'route' {
+  return listener.h2c ?? (config.routing === 'per-request' ? 'route' : 'allow');
 }
 export type ListenerConfig = z.output<typeof listenerSchema>;
 export type Limits = z.output<typeof limitsSchema>;

@@ -9,10 +9,12 @@
  * A `Sniffer` lives for one connection's peek so the incremental scanners (one per protocol)
  * keep their offsets: bytes already scanned are not scanned again on the next read. A
  * `tls: passthrough` listener refuses anything but TLS; an `h2c: refuse` one refuses the h2c
- * preface (GOAWAY HTTP_1_1_REQUIRED) before reading a frame.
+ * preface (GOAWAY HTTP_1_1_REQUIRED) before reading a frame, and an `h2c: route` one stops at
+ * the complete 24-byte preface (`h2c-preface`): the panel hands the connection to an engine
+ * that routes every stream, and nothing after the preface is read here.
  */
 import { peerError } from '../errors.ts';
-import { H2_ERROR, type H2cHead, H2cScanner, H2PeekError, startsLikeH2c } from './h2c.ts';
+import { H2_ERROR, H2_PREFACE, type H2cHead, H2cScanner, H2PeekError, looksLikeH2c, startsLikeH2c } from './h2c.ts';
 import { DEFAULT_MAX_HEADER_COUNT, type Http1Head, Http1HeadScanner } from './http1.ts';
 import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
 import { type ClientHello, ClientHelloScanner, looksLikeTls } from './tls-hello.ts';
@@ -20,15 +22,23 @@ import { type ClientHello, ClientHelloScanner, looksLikeTls } from './tls-hello.
 export type Sniffed =
   | { readonly kind: 'http1'; readonly head: Http1Head }
   | { readonly kind: 'h2c'; readonly head: H2cHead }
-  | { readonly kind: 'tls'; readonly hello: ClientHello };
+  | { readonly kind: 'tls'; readonly hello: ClientHello }
+  /** `h2c: route`: the whole client preface and nothing decided from the frames after it. */
+  | { readonly kind: 'h2c-preface' };
 
-export type SniffedKind = Sniffed['kind'];
+/** The protocol the bytes look like (an `h2c-preface` is `h2c`). */
+export type SniffedKind = 'http1' | 'h2c' | 'tls';
 
 /** What a listener lets through: `off` = HTTP (TLS still passed through), `passthrough` = TLS only. */
 export type TlsMode = 'off' | 'passthrough' | 'terminate';
 
-/** Whether a listener takes HTTP/2 with prior knowledge in cleartext (listeners[].h2c). */
-export type H2cMode = 'allow' | 'refuse';
+/**
+ * Whether a listener takes HTTP/2 with prior knowledge in cleartext (listeners[].h2c): `allow`
+ * peeks up to the first HEADERS, `route` up to the end of the preface, `refuse` throws.
+ */
+export type H2cMode = 'allow' | 'refuse' | 'route';
+
+const PREFACE_ONLY: Sniffed = Object.freeze({ kind: 'h2c-preface' });
 
 export class Sniffer {
   readonly #maxHeaderBytes: number;
@@ -96,6 +106,7 @@ export class Sniffer {
         return hello === undefined ? undefined : { kind: 'tls', hello };
       }
       case 'h2c': {
+        if (this.#h2cMode === 'route') return preface(buf);
         this.#h2c ??= new H2cScanner(this.#maxHeaderBytes, this.#maxHeaderCount);
         const head = this.#h2c.feed(buf);
         return head === undefined ? undefined : { kind: 'h2c', head };
@@ -107,4 +118,13 @@ export class Sniffer {
       }
     }
   }
+}
+
+/** `h2c: route`: the preface once all 24 bytes are in; a divergence after its request line is refused. */
+function preface(buf: Buffer): Sniffed | undefined {
+  const whole = looksLikeH2c(buf);
+  if (whole === undefined) return undefined;
+  if (whole) return PREFACE_ONLY;
+  const at = buf.findIndex((b, i) => b !== H2_PREFACE[i]);
+  throw new H2PeekError(H2_ERROR.PROTOCOL_ERROR, `h2c: bad connection preface at byte ${at}`);
 }

@@ -4,6 +4,7 @@
  * on `clientIpFrom: header` listeners a trusted hop's forwarded header may name the client
  * instead (src/client-ip.ts). `peerIp` stays the socket peer, `sessionIp` the PROXY source or peer.
  */
+import assert from 'node:assert';
 import type { Socket } from 'node:net';
 import { type ClientAddressing, forwardedClientIp } from '../client-ip.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
@@ -103,8 +104,13 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
   };
 }
 
+/** What a Request is built from: every peek but the bare h2c preface (`h2c: route` hands that on). */
+export type RoutablePeek = Exclude<Peeked, { readonly kind: 'h2c-preface' }>;
+
 /** Builds the Request for a peeked connection. Throws peerError('bad_request') on a bad h2 path. */
 export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
+  // A bare preface carries no request: `h2c: route` hands the connection on before this.
+  assert(peeked.kind !== 'h2c-preface', 'requestFromPeek: an h2c preface has no request');
   const { socket } = info;
   const peer = info.peer;
   const peerIp = peer === undefined ? (socket.remoteAddress ?? '') : peer.ip;

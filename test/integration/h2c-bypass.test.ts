@@ -6,8 +6,9 @@
  * 1. `Upgrade: h2c` is refused with 400 before any byte reaches a backend, in both routing modes
  *    (RFC 9113 §3.1 deprecates the upgrade; after it the tunnel would carry `/admin/secret`).
  * 2. `listeners[].h2c: refuse` answers the h2c preface with GOAWAY HTTP_1_1_REQUIRED and one
- *    access line; with `allow` (the default) the connection is routed by its first stream, so
- *    a later stream for `/admin/secret` reaches the same backend — why the switch exists.
+ *    access line; with `allow` (set here: `route`, the per-request default, is h2c-route.test.ts)
+ *    the connection is routed by its first stream, so a later stream for `/admin/secret` reaches
+ *    the same backend — why the switch exists.
  * 3. A backend's 101 to a request that did not offer that protocol is answered 502
  *    `bad_response`; the connection closes, and the request pipelined behind it reaches no
  *    backend (before: the 101 made a tunnel and the next request, meant for another backend,
@@ -160,7 +161,7 @@ describe('net panel: listeners[].h2c', () => {
     app = await startH2cBackend('app');
     router = await startTestRouter({
       listeners: [
-        { name: 'open', address: '127.0.0.1:0' },
+        { name: 'open', address: '127.0.0.1:0', h2c: 'allow' },
         { name: 'strict', address: '127.0.0.1:0', h2c: 'refuse' },
       ],
       addressBook: book(app.address),
@@ -190,7 +191,7 @@ describe('net panel: listeners[].h2c', () => {
     expect(res.toString('latin1').endsWith('app')).toBe(true);
   });
 
-  it('allow (default): the connection is routed by its first stream, so the second stream reaches the same backend', async () => {
+  it('allow: the connection is routed by its first stream, so the second stream reaches the same backend', async () => {
     const before = app.all().length;
     const bytes = twoStreams();
     const socket = connect({ port: router.port('open'), host: '127.0.0.1' });

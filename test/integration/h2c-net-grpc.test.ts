@@ -47,7 +47,12 @@ describe('net panel: gRPC over h2c (grpc-js client and server)', () => {
     const two = await startEchoServer('echo-2');
     servers.push(one.server, two.server);
     router = await startTestRouter(
-      { panel: 'net', addressBook: { name: 'file', path: 'servers.yaml' } },
+      // The splice (`allow`); gRPC under `route`, the per-request default, is h2c-route.test.ts.
+      {
+        panel: 'net',
+        listeners: [{ name: 'web', address: '127.0.0.1:0', h2c: 'allow' }],
+        addressBook: { name: 'file', path: 'servers.yaml' },
+      },
       {
         dir: await tempDir({
           'servers.yaml': [

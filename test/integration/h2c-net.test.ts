@@ -104,7 +104,11 @@ describe('net panel: h2c prior knowledge routed by the first HEADERS, spliced un
     apiTap = await startRelay(() => api.port);
     raw = await startTcpBackend('raw');
     router = await startTestRouter(
-      { addressBook: { name: 'file', path: 's.yaml' } },
+      // The splice (`allow`); `route`, the per-request default, is h2c-route.test.ts.
+      {
+        listeners: [{ name: 'web', address: '127.0.0.1:0', h2c: 'allow' }],
+        addressBook: { name: 'file', path: 's.yaml' },
+      },
       {
         dir: await tempDir({
           's.yaml': [

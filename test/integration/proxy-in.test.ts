@@ -108,7 +108,8 @@ beforeAll(async () => {
     listeners: [
       { name: 'any', address: '127.0.0.1:0', proxyProtocol: 'any', trustedSources: TRUSTED },
       { name: 'v1', address: '127.0.0.1:0', proxyProtocol: 'v1', trustedSources: TRUSTED },
-      { name: 'v2', address: '127.0.0.1:0', proxyProtocol: 'v2', trustedSources: TRUSTED },
+      // h2c: allow: the h2c case below checks the splice's bytes (route is the per-request default).
+      { name: 'v2', address: '127.0.0.1:0', proxyProtocol: 'v2', trustedSources: TRUSTED, h2c: 'allow' },
       { name: 'plain', address: '127.0.0.1:0' },
       { name: 'untrusted', address: '127.0.0.1:0', proxyProtocol: 'any', trustedSources: ['10.0.0.0/8'] },
       { name: 'slow', address: '127.0.0.1:0', proxyProtocol: 'any', trustedSources: TRUSTED },

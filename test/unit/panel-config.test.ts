@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type ConfigOverrides, validateConfig } from '../../app/load-config.ts';
 import { runCheck } from '../../cli/check.ts';
 import type { ConfigError } from '../../src/config/errors.ts';
+import { h2cModeOf } from '../../src/config/schema.ts';
 
 const BASE = {
   listeners: [{ name: 'web', address: '127.0.0.1:0' }],
@@ -145,8 +146,15 @@ describe('switchboard check', () => {
 });
 
 describe('listeners[].h2c (issue 17 item 5)', () => {
-  it('defaults to allow; refuse loads on every panel; anything else is a config error naming the path', async () => {
-    expect((await load({})).config.listeners[0]?.h2c).toBe('allow');
+  it('defaults to route per-request and allow per-connection; refuse loads on every panel; anything else is a config error naming the path', async () => {
+    const unset = await load({});
+    expect(h2cModeOf(unset.config.listeners[0]!, unset.config)).toBe('route');
+    const perConnection = await load({ routing: 'per-connection' });
+    expect(h2cModeOf(perConnection.config.listeners[0]!, perConnection.config)).toBe('allow');
+    for (const h2c of ['allow', 'route']) {
+      const set = await load({ listeners: [{ name: 'web', address: '127.0.0.1:0', h2c }] });
+      expect(h2cModeOf(set.config.listeners[0]!, set.config)).toBe(h2c);
+    }
     const refuse = { listeners: [{ name: 'web', address: '127.0.0.1:0', h2c: 'refuse' }] };
     for (const panel of ['net', 'http2', { name: 'worker', threads: 2, engine: 'http2' }]) {
       expect((await load({ ...refuse, panel })).config.listeners[0]?.h2c).toBe('refuse');
