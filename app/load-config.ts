@@ -4,7 +4,6 @@
  * their options, then let the panel refuse what it cannot honour (src/panel.ts
  * `PanelValidator`). Nothing starts until all of it passed; every error names its path.
  */
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, formatIssues } from '../src/config/errors.ts';
@@ -12,6 +11,7 @@ import type { LoadedConfig } from '../src/config/loaded.ts';
 import { configSchema, type PluginRef } from '../src/config/schema.ts';
 import { type AnyPanelFactory, isPanelValidator } from '../src/panel.ts';
 import type { AddressBookFactory, OperatorFactory } from '../src/plugin.ts';
+import { CONFIG_FILE, FileReadError, readUserText } from '../src/safe-file.ts';
 import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator } from './plugins.ts';
 
@@ -38,12 +38,11 @@ export async function readConfigFile(file: string): Promise<{ path: string; text
   const path = resolve(file);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // A regular file of at most 64 MiB (src/safe-file.ts): a FIFO or a device is refused.
+    text = await readUserText(path, CONFIG_FILE);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new ConfigError(path, [
-      code === 'ENOENT' ? `${path}: config file not found` : `${path}: cannot read: ${(e as Error).message}`,
-    ]);
+    const notFound = e instanceof FileReadError && e.reason === 'not_found';
+    throw new ConfigError(path, [notFound ? `${path}: config file not found` : `${(e as Error).message}`]);
   }
   return { path, text, raw: parseYaml(path, text) };
 }

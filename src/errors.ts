@@ -42,7 +42,9 @@ export type ErrorCode =
   | 'SWB_ERR_LISTEN'
   | 'SWB_ERR_TLS_HELLO'
   | 'SWB_ERR_PROXY_HEADER'
-  | 'SWB_ERR_H2';
+  | 'SWB_ERR_H2'
+  /** A user-named file refused: not a regular file, over its size cap, unreadable (src/safe-file.ts). */
+  | 'SWB_ERR_FILE';
 
 export class SwitchboardError extends Error {
   readonly code: ErrorCode;

@@ -12,9 +12,10 @@
  *
  * The result is input-form plain data; `compileRoutingTable` validates it like any YAML table.
  */
-import { access, readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
 import { SwitchboardError } from '../../src/errors.ts';
+import { CONFIG_FILE, readUserText } from '../../src/safe-file.ts';
 import { joinClusters, readClusterConf, readClusterTable, readGslb } from './bfe-json-clusters.ts';
 import { BfeReader } from './bfe-json-reader.ts';
 
@@ -185,7 +186,12 @@ export async function loadBfeDir(dir: string): Promise<BfeImport & { files: stri
       if (key === 'vipRule') continue;
       throw new SwitchboardError('SWB_ERR_CONFIG', `bfe config: ${file}: not found in ${dir}`);
     }
-    const text = await readFile(path, 'utf8');
+    let text: string;
+    try {
+      text = await readUserText(path, CONFIG_FILE);
+    } catch (e) {
+      throw new SwitchboardError('SWB_ERR_CONFIG', `bfe config: ${file}: ${(e as Error).message}`);
+    }
     texts.push(text);
     try {
       docs[key] = JSON.parse(text);

@@ -5,11 +5,16 @@
  *
  * 1. After every snapshot built from the live store, `save(data)` serialises the data the
  *    snapshot was compiled from (plain JSON, in time slices: `sliced.ts`), writes it to
- *    `FILE.PID.tmp`, fsyncs it and renames it over `FILE`: a reader sees the old file or the
- *    new one, never half of one. Saves run one at a time; a save asked for while one runs
+ *    `FILE.<16 random hex>.tmp`, fsyncs it and renames it over `FILE`: a reader sees the old
+ *    file or the new one, never half of one. The temporary file is created exclusively
+ *    (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600) under a name nobody can guess, so a symlink
+ *    planted beside the cache is never followed and never overwrites what it points at; a
+ *    failed save removes only a file it created itself. Saves run one at a time; a save asked for while one runs
  *    replaces the pending data (only the newest is written). A failed save is logged once per
  *    message and changes nothing else.
- * 2. `load()` is called only when the store is unreachable at start. A missing file is
+ * 2. `load()` is called only when the store is unreachable at start, and reads the file as
+ *    every user-named file is read (src/safe-file.ts: a regular file of at most 64 MiB). A
+ *    missing file is
  *    `undefined`; anything else wrong (not JSON, another format, written by another book or for
  *    another source) is a SWB_ERR_ADDRESS_BOOK naming the file and what is wrong.
  *
@@ -21,10 +26,13 @@
  * `SnapshotBook` (`snapshot-book.ts`) wires this to the built-in books; a custom book can use
  * `LastGoodFile` on its own (README.md shows how).
  */
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { SwitchboardError } from '../../src/errors.ts';
+import { CONFIG_FILE, FileReadError, readUserText } from '../../src/safe-file.ts';
 import { runSliced, stringifySteps } from './sliced.ts';
 
 /** The `cache:` option of a store-backed book: a file path relative to the config file. */
@@ -52,6 +60,9 @@ const fileSchema = z.object({
   savedAt: z.iso.datetime(),
   data: z.unknown().refine((v) => v !== undefined, { error: 'missing' }),
 });
+
+/** The temporary file: created here or not at all, never through a symlink. */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** One book's cache file (see the file header). */
 export class LastGoodFile {
@@ -95,7 +106,8 @@ export class LastGoodFile {
   }
 
   async #write(data: unknown): Promise<void> {
-    const tmp = `${this.file}.${process.pid}.tmp`;
+    const tmp = `${this.file}.${randomBytes(8).toString('hex')}.tmp`;
+    let created = false;
     try {
       // Serialised in slices: a 10,000-host table is several MB of JSON.
       const envelope = {
@@ -106,7 +118,8 @@ export class LastGoodFile {
         data,
       };
       const text = await runSliced(stringifySteps(envelope, 3));
-      const fh = await open(tmp, 'w', 0o600);
+      const fh = await open(tmp, CREATE_NEW, 0o600);
+      created = true;
       try {
         await fh.writeFile(text);
         await fh.sync();
@@ -116,8 +129,9 @@ export class LastGoodFile {
       await rename(tmp, this.file);
       this.#lastFailure = undefined;
     } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      const message = (e as Error).message;
+      if (created) await unlink(tmp).catch(() => undefined);
+      // The temporary name is random: said as a pattern, so one failure is logged once.
+      const message = (e as Error).message.replaceAll(tmp, `${this.file}.<random>.tmp`);
       if (message !== this.#lastFailure) {
         this.#logger.warn({ error: message, cache: this.file }, `${this.#label}: saving the last-good cache failed`);
       }
@@ -129,9 +143,9 @@ export class LastGoodFile {
   async load(): Promise<LastGood | undefined> {
     let text: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      text = await readUserText(this.file, CONFIG_FILE);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (e instanceof FileReadError && e.reason === 'not_found') return undefined;
       throw this.#error(`read: ${(e as Error).message}`);
     }
     let raw: unknown;

@@ -4,12 +4,13 @@
  * classic host → backends list (YAML/JSON array or CSV). Everything is validated before a
  * single row or key is written.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
 import { formatHostPort } from '../../src/config/address.ts';
 import { DEFAULT_POLICY, toPolicy } from '../../src/config/cluster.ts';
 import { SwitchboardError } from '../../src/errors.ts';
+import { CONFIG_FILE, readUserText } from '../../src/safe-file.ts';
 import { loadBfeDir } from '../bfe/bfe-json.ts';
 import { compileRoutingTable } from '../bfe/compile.ts';
 import type { RoutingTable } from '../bfe/routing-table.ts';
@@ -57,7 +58,7 @@ function fail(file: string, message: string): never {
 async function parseFile(file: string): Promise<{ text: string; doc: unknown }> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readUserText(file, CONFIG_FILE);
   } catch (e) {
     fail(file, (e as Error).message);
   }

@@ -1,10 +1,11 @@
 /**
  * Reading the PEM files a config names: paths resolve against the config file's directory, and
- * every failure becomes one config error line that names the config path and the file.
+ * every failure becomes one config error line that names the config path and the file. Files
+ * are read through src/safe-file.ts: a regular file of at most 1 MiB, or a refusal (a FIFO or
+ * `/dev/zero` planted at a certificate path never blocks a thread or fills memory).
  */
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
+import { FileReadError, PEM_FILE, readUserFile, readUserFileSync } from '../safe-file.ts';
 
 /** `file` resolved against the config directory (absolute paths stay as they are). */
 export function configPath(dir: string, file: string): string {
@@ -13,29 +14,24 @@ export function configPath(dir: string, file: string): string {
 
 /** Why a file could not be read: `file not found: <path>`, else `cannot read <path>: <reason>`. */
 function unreadable(path: string, e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' ? `file not found: ${path}` : `cannot read ${path}: ${(e as Error).message}`;
+  if (e instanceof FileReadError) return e.message;
+  return `cannot read ${path}: ${(e as Error).message}`;
 }
 
 /** Reads `file`; on failure pushes `<where>: file not found: <path>` (or why else) and returns undefined. */
 export async function readPem(dir: string, file: string, where: string, errors: string[]): Promise<Buffer | undefined> {
   const path = configPath(dir, file);
   try {
-    return await readFile(path);
+    return await readUserFile(path, PEM_FILE);
   } catch (e) {
     errors.push(`${where}: ${unreadable(path, e)}`);
     return undefined;
   }
 }
 
-/** Synchronous form for lazily built upstream contexts; throws an Error naming the file. */
+/** Synchronous form for lazily built upstream contexts; throws a FileReadError naming the file. */
 export function readPemSync(dir: string, file: string): Buffer {
-  const path = configPath(dir, file);
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw new Error(unreadable(path, e));
-  }
+  return readUserFileSync(configPath(dir, file), PEM_FILE);
 }
 
 /** The message of an OpenSSL / Node error, lower-cased at the start (error text style). */
