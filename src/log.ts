@@ -116,6 +116,9 @@ export type ReopenableAccessLog = AccessLog & {
   readonly off?: boolean;
 };
 
+/** The mode an access-log file is created with (the process umask may narrow it further). */
+export const ACCESS_LOG_MODE = 0o640;
+
 /** An access log writing to `target`: 'stdout', 'off', a file path, or a stream (tests). */
 export function createAccessLog(target: string | DestinationStream): ReopenableAccessLog {
   if (target === 'off') return Object.assign(() => {}, { reopen() {}, flush() {}, off: true });
@@ -123,7 +126,8 @@ export function createAccessLog(target: string | DestinationStream): ReopenableA
     typeof target === 'string'
       ? target === 'stdout'
         ? destination(1)
-        : destination({ dest: target, mkdir: true, sync: false })
+        : // 0640 (before the umask): client addresses and paths are not for every local user.
+          destination({ dest: target, mkdir: true, sync: false, mode: ACCESS_LOG_MODE })
       : undefined;
   const stream = sonic ?? (target as DestinationStream);
   const log = pino({ base: null, messageKey: 'msg', ...formatting }, stream);

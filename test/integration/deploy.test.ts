@@ -5,11 +5,16 @@
  * exec-form HEALTHCHECK; the systemd unit passes `systemd-analyze verify` and has ExecReload
  * sending HUP and LimitNOFILE; and the router as PID 1 of its own PID namespace (as in a
  * container) reloads on HUP and drains and exits 0 on TERM — a PID 1 gets only the signals it
- * has handlers for.
+ * has handlers for. Issue 39 item 10: `systemd-analyze security --offline=yes` rates the unit at
+ * most 2.0 and each directive it listed as missing is there; /var/lib/switchboard is writable
+ * (ACME storage, last-known-good caches); the unit's own ExecStartPre line, run with only the
+ * system's directories on PATH (where /usr/bin/node may be older than 22.18), checks the sample
+ * config; the Docker example publishes admin on loopback only; an access-log file is created
+ * 0640 (under umask 022), also after a reopen.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -155,4 +160,126 @@ describe('examples/deploy', () => {
     },
     40_000,
   );
+
+  it.skipIf(!hasAnalyze)(
+    'systemd unit: systemd-analyze security exposure at most 2.0, the directives it wanted',
+    async () => {
+      const unit = await readFile(join(DEPLOY, 'switchboard.service'), 'utf8');
+      for (const directive of [
+        'SystemCallFilter=@system-service',
+        'SystemCallArchitectures=native',
+        'RestrictNamespaces=yes',
+        'LockPersonality=yes',
+        'RestrictSUIDSGID=yes',
+        'RestrictRealtime=yes',
+        'ProtectClock=yes',
+        'ProtectHostname=yes',
+        'ProtectKernelLogs=yes',
+        'ProtectProc=invisible',
+        'UMask=0077',
+        'ProtectSystem=strict',
+        'StateDirectory=switchboard',
+        'LogsDirectory=switchboard',
+      ]) {
+        expect(unit).toContain(`\n${directive}\n`);
+      }
+      const dir = await tempDir();
+      try {
+        const file = join(dir, 'switchboard.service');
+        await writeFile(file, unit);
+        const r = await new Promise<{ code: number; out: string }>((resolve) => {
+          execFile('systemd-analyze', ['security', '--offline=yes', file], (e, stdout, stderr) =>
+            resolve({ code: e === null ? 0 : Number(e.code ?? 1), out: stdout + stderr }),
+          );
+        });
+        const level = /Overall exposure level for switchboard\.service: (\d+\.\d+)/.exec(r.out);
+        expect(level, r.out).not.toBeNull();
+        expect(Number(level![1]), r.out).toBeLessThanOrEqual(2.0);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('systemd unit: Node comes through scripts/use-node.sh, and its ExecStartPre runs on this machine', async () => {
+    const unit = await readFile(join(DEPLOY, 'switchboard.service'), 'utf8');
+    const exec = (key: string) => new RegExp(`^${key}=/bin/sh -c '(.*)'$`, 'm').exec(unit)?.[1];
+    const pre = exec('ExecStartPre');
+    const start = exec('ExecStart');
+    expect(pre).toMatch(/^\. scripts\/use-node\.sh && exec node bin\/switchboard\.js check --config \S+$/);
+    expect(start).toMatch(/^\. scripts\/use-node\.sh && exec node bin\/switchboard\.js start --config \S+$/);
+    expect(unit).not.toMatch(/^Exec\w*=\/usr\/bin\/node/m);
+    // The line as systemd runs it (sh, the working directory, a PATH of the system's directories),
+    // on the sample config: whatever /usr/bin/node is, the check runs on Node >= 22.18.
+    const line = pre!.replace(/--config \S+$/, `--config ${join(DEPLOY, 'switchboard.yaml')}`);
+    const r = spawnSync('/bin/sh', ['-c', line], {
+      cwd: ROOT,
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: ROOT },
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(': ok');
+  }, 200_000);
+
+  it('Dockerfile: the admin port is published on loopback only, and not EXPOSEd', async () => {
+    const text = await readFile(join(DEPLOY, 'Dockerfile'), 'utf8');
+    const ins = instructions(text);
+    const exposed = ins.filter((i) => i.op === 'EXPOSE').flatMap((i) => i.args.split(/\s+/));
+    expect(exposed).toContain('8080');
+    expect(exposed).not.toContain('9901');
+    // Every `-p` naming the admin port, in the Dockerfile's and the README's run lines.
+    const readme = await readFile(join(DEPLOY, 'README.md'), 'utf8');
+    const publishes = [...`${text}\n${readme}`.matchAll(/-p (\S+)/g)].map((m) => m[1]!);
+    const admin = publishes.filter((p) => p.endsWith(':9901'));
+    expect(admin.length).toBeGreaterThanOrEqual(2);
+    for (const p of admin) expect(p).toBe('127.0.0.1:9901:9901');
+  });
+
+  it('an access-log file is created 0640 (umask 022), and again after a reopen', async () => {
+    const backend = await startHttpBackend('b1');
+    const dir = await tempDir();
+    const log = join(dir, 'logs', 'access.log');
+    const config = join(dir, 'switchboard.yaml');
+    await writeFile(
+      config,
+      stringify({
+        listeners: [{ name: 'web', address: '127.0.0.1:0' }],
+        log: { access: log },
+        limits: { drainTimeout: '1s' },
+        addressBook: {
+          name: 'bfe',
+          products: { p: { hosts: ['www.example.test'], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
+          clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
+        },
+      }),
+    );
+    const child = spawn(
+      '/bin/sh',
+      ['-c', 'umask 022; exec "$0" "$@"', process.execPath, 'bin/switchboard.js', 'start', '--config', config],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let logs = '';
+    child.stderr?.on('data', (c) => (logs += c));
+    try {
+      await eventually(() => logs.includes('"listening"'), 15_000, 'listening');
+      const port = Number(/"address":"127\.0\.0\.1:(\d+)"/.exec(logs)![1]);
+      expect((await httpGet(port, '/')).status).toBe(200);
+      await eventually(() => existsSync(log) && statSync(log).size > 0, 10_000, 'an access line');
+      expect((statSync(log).mode & 0o777).toString(8)).toBe('640');
+      // logrotate moves the file away and sends USR1: the new file is 0640 too.
+      await rename(log, `${log}.1`);
+      child.kill('SIGUSR1');
+      expect((await httpGet(port, '/')).status).toBe(200);
+      await eventually(() => existsSync(log) && statSync(log).size > 0, 10_000, 'a reopened file');
+      expect((statSync(log).mode & 0o777).toString(8)).toBe('640');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await backend.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 40_000);
 });
