@@ -28,13 +28,17 @@ function hasFields(fields: Record<string, string>): boolean {
   return false;
 }
 
-/** Told when an exchange's stream closed (the pool counts open streams per session). */
+/** Told when an exchange's stream closed (the pool counts open streams per session and client). */
 export interface StreamCounter {
-  streamClosed(session: ClientHttp2Session): void;
+  /** The stream closed; `client`: the client connection it was opened for. */
+  streamClosed(client: object | undefined): void;
+  /** node refused a stream for want of stream ids: the session must take no more. */
+  outOfStreams(): void;
 }
 
 function onError(this: Tagged, err: Error): void {
   const x = this[kExchange];
+  if ((err as NodeJS.ErrnoException).code === 'ERR_HTTP2_OUT_OF_STREAMS') x.outOfStreams();
   x.fail(this.rstCode ?? 0, `upstream: ${err.message}`);
 }
 function onTrailers(this: Tagged, _t: IncomingHttpHeaders, _f: number, raw: string[]): void {
@@ -55,6 +59,7 @@ export class H2Exchange implements Exchange, UpstreamResponse {
   readonly #stream: ClientHttp2Stream;
   readonly #endStream: boolean;
   readonly #counter: StreamCounter;
+  readonly #client: object | undefined;
   trailersOut: Readonly<Record<string, string>> = NO_FIELDS;
   trailersIn: Record<string, string> = NO_FIELDS;
   #events: ExchangeEvents | undefined = undefined;
@@ -65,8 +70,15 @@ export class H2Exchange implements Exchange, UpstreamResponse {
   headers: string[] = [];
   endStream = false;
 
-  constructor(session: ClientHttp2Session, stream: ClientHttp2Stream, endStream: boolean, counter: StreamCounter) {
+  constructor(
+    session: ClientHttp2Session,
+    stream: ClientHttp2Stream,
+    endStream: boolean,
+    counter: StreamCounter,
+    client: object | undefined,
+  ) {
     this.#session = session;
+    this.#client = client;
     this.#stream = stream;
     this.#endStream = endStream;
     this.#counter = counter;
@@ -86,6 +98,11 @@ export class H2Exchange implements Exchange, UpstreamResponse {
     return stream.closed && (stream.rstCode ?? 0) === 0 && this.trailersIn === NO_FIELDS;
   }
 
+  /** node ran out of stream ids on this session (the pool's own count should prevent it). */
+  outOfStreams(): void {
+    this.#counter.outOfStreams();
+  }
+
   fail(code: number, reason: string): void {
     const events = this.#events;
     if (this.#reported || events === undefined) return;
@@ -96,7 +113,7 @@ export class H2Exchange implements Exchange, UpstreamResponse {
   }
 
   closed(): void {
-    this.#counter.streamClosed(this.#session);
+    this.#counter.streamClosed(this.#client);
     const code = this.#stream.rstCode ?? 0;
     // END_STREAM then close with NO_ERROR is success; any reset (or no response) is not.
     const events = this.#events;

@@ -27,7 +27,7 @@ import {
 import type { Exchange } from './exchange.ts';
 import type { Routed } from './to-request.ts';
 import type { H1Pool } from './upstream-h1.ts';
-import type { H2Pool } from './upstream-h2.ts';
+import type { ClientWatch, H2Pool } from './upstream-h2.ts';
 
 const NO_FAILED: ReadonlySet<string> = new Set();
 
@@ -41,7 +41,8 @@ export interface UpstreamPools {
 /**
  * findJack + open within the cluster's retry budget. `length`: the client's body length, 0 for
  * none, undefined for unknown. `client`: the client connection's socket (private pools close
- * with it).
+ * with it; its share of h2 upstream streams is counted). `watch`: whether the client stream is
+ * gone, asked before an h2 stream opens after a wait.
  */
 export function openExchange(
   routed: Routed,
@@ -50,6 +51,7 @@ export function openExchange(
   pools: UpstreamPools,
   length: number | undefined,
   client?: Socket,
+  watch?: ClientWatch,
 ): Opened<Exchange> | UpstreamFailure | Promise<Opened<Exchange> | UpstreamFailure> {
   const { request, head } = routed;
   const { policy } = candidates;
@@ -71,7 +73,7 @@ export function openExchange(
       const tls = tlsOptions(engine.tls.upstream, candidates, first.backend.host, protocol, protocol === 'h2');
       const key = poolKey(first.backend.id, policy, request, tls);
       try {
-        const value = pools.h2.openReady(first.backend, key, head, length === 0, owner);
+        const value = pools.h2.openReady(first.backend, key, head, length === 0, owner, client);
         if (value !== undefined) return { value, jack: first, attempts: 1 };
       } catch (error) {
         early = { error };
@@ -98,6 +100,11 @@ export function openExchange(
     const owner = policy.proxyProtocol === 'off' ? undefined : client;
     return protocol === 'http1'
       ? pools.h1.open(backend, key, plan, attempt, head, length, owner)
-      : pools.h2.open(backend, key, plan, attempt, head, length === 0, owner);
+      : pools.h2.open(backend, key, plan, attempt, head, length === 0, {
+          owner,
+          client,
+          watch,
+          maxSessions: engine.limits.maxUpstreamSessionsPerBackend,
+        });
   });
 }

@@ -20,6 +20,7 @@
  * (the access line, refusals, the open's outcome); forwarding is forward.ts.
  */
 
+import type { Http2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
@@ -31,12 +32,15 @@ import { outlierStatusFor } from '../../src/outlier.ts';
 import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import type { Candidates } from '../../src/types.ts';
 import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
-import type { Down } from './down.ts';
+import { type AfterReads, afterReads } from './after-reads.ts';
+import type { Down, H2Down } from './down.ts';
 import { abortBroken, H2_INTERNAL_ERROR, isGrpc, recordAnswer, respondError } from './errors.ts';
 import { type Exchange, H2_CANCEL } from './exchange.ts';
 import { Forwarding, type StreamLog } from './forward.ts';
 import { openExchange, type UpstreamPools } from './open-exchange.ts';
+import { resetBudgetOf } from './resets.ts';
 import { type Routed, routeView } from './to-request.ts';
+import type { ClientWatch } from './upstream-h2.ts';
 
 /** What a stream needs from its panel. */
 export interface StreamContext extends UpstreamPools {
@@ -44,13 +48,21 @@ export interface StreamContext extends UpstreamPools {
   readonly listener: ListenerConfig;
 }
 
-/** Routes and forwards one client stream; never throws on bad input. */
+/**
+ * Routes and forwards one client stream; never throws on bad input. An HTTP/2 stream is routed
+ * once the reads of its turn were handled, so one its client reset in the same reads (rapid
+ * reset, resets.ts) is never routed, nor opened upstream.
+ */
 export function handleStream(down: Down, ctx: StreamContext): void {
-  new Stream(down, ctx).run();
+  if (down.h2) afterReads(new Stream(down, ctx));
+  else new Stream(down, ctx).run();
 }
 
+/** Results that mean the client ended its stream before the response was complete. */
+const CLIENT_ENDED = new Set(['client_reset', 'client_closed']);
+
 /** One client stream: its access record, its routing and the outcome of its exchange's open. */
-class Stream implements StreamLog {
+class Stream implements StreamLog, AfterReads, ClientWatch {
   readonly record: AccessRecord;
   readonly #down: Down;
   readonly #ctx: StreamContext;
@@ -60,10 +72,13 @@ class Stream implements StreamLog {
   #candidates: Candidates | undefined = undefined;
   #exchange: Exchange | undefined = undefined;
   #clientGone = false;
+  /** The client's HTTP/2 session (a destroyed stream no longer names it). */
+  readonly #session: Http2Session | undefined;
 
   constructor(down: Down, ctx: StreamContext) {
     this.#down = down;
     this.#ctx = ctx;
+    this.#session = down.h2 ? (down as H2Down).stream.session : undefined;
     this.record = {
       listener: ctx.listener.name,
       // Set from the routing view below; a stream refused before it gets the socket's peer (log).
@@ -92,6 +107,47 @@ class Stream implements StreamLog {
     record.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
     this.#ctx.runtime.accessLog(record);
     if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
+    if (CLIENT_ENDED.has(result)) this.#countReset();
+  }
+
+  /** A client's RST_STREAM before any response counts against its reset budget (resets.ts). */
+  #countReset(): void {
+    const down = this.#down;
+    if (!down.h2 || down.headersSent || down.closeCode() === 0) return;
+    const session = this.#session;
+    const socket = down.socket;
+    if (session === undefined || socket === undefined) return;
+    const client = clientOf(socket);
+    const address = client.slice(0, client.lastIndexOf(':'));
+    if (resetBudgetOf(this.#ctx.runtime).note(session, address)) {
+      this.#ctx.runtime.logger.warn(
+        { client, listener: this.record.listener },
+        'http2: client reset too many streams before their response: connection closed (GOAWAY ENHANCE_YOUR_CALM)',
+      );
+    }
+  }
+
+  /** Whether the client stream is gone (reset or closed): nothing must be opened upstream for it. */
+  clientGone(): boolean {
+    const down = this.#down;
+    return this.#clientGone || (down.h2 && (down as H2Down).stream.destroyed);
+  }
+
+  /** An HTTP/2 stream's turn came (handleStream): routed unless its client reset it already. */
+  afterReads(): void {
+    if (!this.clientGone()) {
+      this.run(); // catches what throws on its path
+      return;
+    }
+    try {
+      this.log(
+        'client_reset',
+        undefined,
+        `client reset the stream before it was routed (code ${this.#down.closeCode()})`,
+      );
+    } catch (err) {
+      this.#ctx.runtime.logger.error({ err }, 'http2 stream failed (internal error)');
+    }
   }
 
   /** The router's own answer (errors.ts), and its access line. */
@@ -142,7 +198,7 @@ class Stream implements StreamLog {
       // A settled h2 session opens the stream at once (no promise); otherwise the attempts run.
       // One catch for the open and for what follows it: a throw in either (a broken invariant)
       // resets this stream and cancels what was opened for it; never an unhandled rejection.
-      const pending = openExchange(routed, candidates, engine, ctx, down.bodyLength, down.conn?.socket);
+      const pending = openExchange(routed, candidates, engine, ctx, down.bodyLength, down.conn?.socket, this);
       if (pending instanceof Promise) {
         const onEarlyClose = () => {
           this.#clientGone = true;
@@ -171,7 +227,7 @@ class Stream implements StreamLog {
     const record = this.record;
     record.attempts = result.attempts;
     if ('result' in result) {
-      if (this.#clientGone) this.log('client_closed', undefined, result.reason);
+      if (this.clientGone()) this.log('client_closed', undefined, result.reason);
       else this.#refuse(result.result, result.reason);
       return;
     }

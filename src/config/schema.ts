@@ -139,6 +139,11 @@ export const limitsSchema = z.strictObject({
   maxIdleUpstreamsPerConnection: z.number().int().min(0).max(64).default(2),
   /** HTTP/2 streams a client may have open at once on one connection (SETTINGS, http2 panel). */
   maxConcurrentStreams: z.number().int().min(1).max(2_147_483_647).default(100),
+  /**
+   * HTTP/2 upstream sessions the http2 panel opens per backend pool key: a second one only when
+   * the first is at the backend's SETTINGS_MAX_CONCURRENT_STREAMS (panels/http2/session-group.ts).
+   */
+  maxUpstreamSessionsPerBackend: z.number().int().min(1).max(64).default(8),
   /** After one side has finished sending, the other gets this long before both close; 0 = unbounded. */
   halfCloseTimeout: duration.default(60_000),
   /** A connection is closed this long after it was accepted, whatever it is doing; 0 = unbounded. */
