@@ -33,6 +33,7 @@ import { parsePrometheus, sum } from '../harness/prometheus.ts';
 import { eventually, LISTEN, startTestRouter, type TestRouter } from '../harness/router.ts';
 import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
 import { backendControlScenarios } from './panel-backend-control.ts';
+import { h2cRouteScenarios } from './scenarios-h2c-route.ts';
 import { headerCountScenarios } from './scenarios-header-count.ts';
 
 /** A panel under test: its label and its `panel:` config value. */
@@ -970,6 +971,7 @@ export const scenarios: readonly Scenario[] = [
   // Admin runtime control of backends (issue 19): in its own file.
   ...backendControlScenarios,
   ...headerCountScenarios,
+  ...h2cRouteScenarios,
 ];
 
 /** Runs the whole table against `p` (one `it` per scenario; refusals asserted at config load). */
