@@ -44,86 +44,94 @@ afterAll(async () => {
   await pki.close();
 });
 
-it('a FIFO or /dev/zero at the cert path is refused at once; nothing blocks; the old certificate serves', async () => {
-  const dir = await tempDir();
-  const crt = join(dir, 'live.crt');
-  await copyFile(v1.cert, crt);
-  await copyFile(v1.key, join(dir, 'live.key'));
-  const lines: string[] = [];
-  const r = await startTestRouter(
-    {
-      listeners: [
-        {
-          name: 'tls',
-          address: '127.0.0.1:0',
-          tls: 'terminate',
-          certificates: [{ cert: 'live.crt', key: 'live.key' }],
-        },
-      ],
-      addressBook: {
-        name: 'bfe',
-        products: { p: { hosts: [NAME], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
-        clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
-      },
-    },
-    { dir, runtime: { logger: createLogger('info', { write: (s: string) => void lines.push(s) }) } },
-  );
-  const config = join(dir, 'switchboard.yaml');
-  let edits = 0;
-  /** A reload of a config whose text changed (an identical text rebuilds nothing), bounded. */
-  const reload = async () => {
-    await appendFile(config, `# edit ${++edits}\n`);
-    return within(r.router.reload(), 10_000, `reload ${edits}`);
-  };
-  try {
-    const port = r.port('tls');
-    const ca = pki.ca.certPem;
-    const v1fp = new X509Certificate(v1.certPem).fingerprint256;
-    expect(await served(port, ca)).toBe(v1fp);
-
-    // A FIFO: a blocking read would wait for a writer, one threadpool thread per read.
-    await unlink(crt);
-    mkfifo(crt);
-    for (let i = 0; i < 6; i++) {
-      const result = await reload();
-      expect(result.ok).toBe(false);
-      expect(result.errors).toEqual([
-        `listeners[0].certificates[0].cert: cannot read ${crt}: a FIFO, not a regular file`,
-      ]);
-    }
-    await eventually(
-      () => lines.some((l) => l.includes('new pair is not usable') && l.includes('a FIFO, not a regular file')),
-      15_000,
-      'the watcher refusing the FIFO',
-    );
-    await within(lookup('localhost'), 10_000, 'dns.lookup after the FIFO');
-    await within(stat(join(dir, 'live.key')), 10_000, 'fs.stat after the FIFO');
-    expect(await served(port, ca)).toBe(v1fp);
-
-    // A symlink to /dev/zero: a read without a cap never ends.
-    await unlink(crt);
-    await symlink('/dev/zero', crt);
-    const before = rssMiB();
-    const result = await reload();
-    expect(result.errors).toEqual([
-      `listeners[0].certificates[0].cert: cannot read ${crt}: a character device, not a regular file`,
-    ]);
-    await eventually(
-      () => lines.some((l) => l.includes('new pair is not usable') && l.includes('a character device')),
-      15_000,
-      'the watcher refusing /dev/zero',
-    );
-    expect(rssMiB() - before).toBeLessThan(64);
-    expect(await served(port, ca)).toBe(v1fp);
-
-    // The real file back: the next reload takes it.
-    await unlink(crt);
+it.each([
+  ['net', { name: 'net' }],
+  ['worker (net, 2 threads)', { name: 'worker', threads: 2, engine: 'net' }],
+])(
+  '%s: a FIFO or /dev/zero at the cert path is refused at once; nothing blocks; the old certificate serves',
+  async (_label, panel) => {
+    const dir = await tempDir();
+    const crt = join(dir, 'live.crt');
     await copyFile(v1.cert, crt);
-    expect((await reload()).ok).toBe(true);
-    expect(await served(port, ca)).toBe(v1fp);
-  } finally {
-    // Code that did block on the FIFO (today's main) is let go, so the run still ends.
-    releaseFifoReaders(crt);
-    await r.close();
-  }
-}, 90_000);
+    await copyFile(v1.key, join(dir, 'live.key'));
+    const lines: string[] = [];
+    const r = await startTestRouter(
+      {
+        panel,
+        listeners: [
+          {
+            name: 'tls',
+            address: '127.0.0.1:0',
+            tls: 'terminate',
+            certificates: [{ cert: 'live.crt', key: 'live.key' }],
+          },
+        ],
+        addressBook: {
+          name: 'bfe',
+          products: { p: { hosts: [NAME], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
+          clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
+        },
+      },
+      { dir, runtime: { logger: createLogger('info', { write: (s: string) => void lines.push(s) }) } },
+    );
+    const config = join(dir, 'switchboard.yaml');
+    let edits = 0;
+    /** A reload of a config whose text changed (an identical text rebuilds nothing), bounded. */
+    const reload = async () => {
+      await appendFile(config, `# edit ${++edits}\n`);
+      return within(r.router.reload(), 10_000, `reload ${edits}`);
+    };
+    try {
+      const port = r.port('tls');
+      const ca = pki.ca.certPem;
+      const v1fp = new X509Certificate(v1.certPem).fingerprint256;
+      expect(await served(port, ca)).toBe(v1fp);
+
+      // A FIFO: a blocking read would wait for a writer, one threadpool thread per read.
+      await unlink(crt);
+      mkfifo(crt);
+      for (let i = 0; i < 6; i++) {
+        const result = await reload();
+        expect(result.ok).toBe(false);
+        expect(result.errors).toEqual([
+          `listeners[0].certificates[0].cert: cannot read ${crt}: a FIFO, not a regular file`,
+        ]);
+      }
+      await eventually(
+        () => lines.some((l) => l.includes('new pair is not usable') && l.includes('a FIFO, not a regular file')),
+        15_000,
+        'the watcher refusing the FIFO',
+      );
+      await within(lookup('localhost'), 10_000, 'dns.lookup after the FIFO');
+      await within(stat(join(dir, 'live.key')), 10_000, 'fs.stat after the FIFO');
+      expect(await served(port, ca)).toBe(v1fp);
+
+      // A symlink to /dev/zero: a read without a cap never ends.
+      await unlink(crt);
+      await symlink('/dev/zero', crt);
+      const before = rssMiB();
+      const result = await reload();
+      expect(result.errors).toEqual([
+        `listeners[0].certificates[0].cert: cannot read ${crt}: a character device, not a regular file`,
+      ]);
+      await eventually(
+        () => lines.some((l) => l.includes('new pair is not usable') && l.includes('a character device')),
+        15_000,
+        'the watcher refusing /dev/zero',
+      );
+      expect(rssMiB() - before).toBeLessThan(64);
+      expect(await served(port, ca)).toBe(v1fp);
+
+      // The real file back: the next reload takes it.
+      await unlink(crt);
+      await copyFile(v1.cert, crt);
+      expect((await reload()).ok).toBe(true);
+      expect(await served(port, ca)).toBe(v1fp);
+    } finally {
+      // Code that did block on the FIFO (today's main) is let go, so the run still ends.
+      releaseFifoReaders(crt);
+      await r.close();
+    }
+  },
+  90_000,
+);
