@@ -5,13 +5,16 @@
  * 1. the schema and each plugin (name, options), even when other keys failed (app/load-config.ts);
  * 2. a dry build of the address book whenever its options are valid (routing-table and
  *    condition errors, files it reads), the TLS material whenever the listeners are valid, and
- *    the `acme:` sections when the whole config is (app/acme/check.ts).
+ *    the `acme:` sections when the whole config is (app/acme/check.ts);
+ * 3. warnings (`warning: <config path>: …` on stderr, the config still valid): `h2c: allow` on
+ *    a per-request net listener whose book tells paths apart (app/h2c-warnings.ts).
  *
  * A routes file (what `import-bfe` writes) or a `file` book's list is recognised: it is loaded
  * and the output says how to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
  */
 import { basename } from 'node:path';
 import { checkAcme } from '../app/acme/check.ts';
+import { h2cAllowWarnings } from '../app/h2c-warnings.ts';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
 import { resolveAddressBook } from '../app/plugins.ts';
 import { ConfigError, problemLines } from '../src/config/errors.ts';
@@ -23,6 +26,7 @@ import type { AddressBookFactory } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
 import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
 import { UpstreamTls } from '../src/tls/upstream.ts';
+import type { AddressBook } from '../src/types.ts';
 import { EXIT, storeDown } from './exit.ts';
 
 /** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
@@ -67,13 +71,19 @@ export async function runCheck(file: string): Promise<number> {
   }
   if (parts.loaded !== undefined) errors.push(...(await checkAcme(parts.loaded)));
   let down = false;
+  const warnings: string[] = [];
   if (parts.addressBook !== undefined) {
-    const built = await dryBuild(parts.addressBook, parts.dir, read.path, tls);
+    const config = parts.loaded?.config;
+    const inspect = (book: AddressBook) => {
+      if (config !== undefined) warnings.push(...h2cAllowWarnings(config, book));
+    };
+    const built = await dryBuild(parts.addressBook, parts.dir, read.path, tls, inspect);
     // Only a store that did not answer: not an invalid config, a runtime failure (exit 1).
     down = built.down && errors.length === 0;
     errors.push(...built.errors);
   }
   if (errors.length > 0) return fail([...new Set(errors)], down ? EXIT.failure : EXIT.config);
+  for (const w of warnings) process.stderr.write(`warning: ${read.path}: ${w}\n`);
   process.stdout.write(`config ${read.path}: ok\n`);
   return EXIT.ok;
 }
@@ -91,6 +101,7 @@ async function dryBuild(
   dir: string,
   file: string,
   tls: EngineTls | undefined,
+  inspect?: (book: AddressBook) => void,
 ): Promise<{ errors: string[]; down: boolean }> {
   const context = {
     configDir: dir,
@@ -103,6 +114,7 @@ async function dryBuild(
     book = addressBook.factory.create(addressBook.options, context);
     await book.start();
     checkUpstreamTls(tls ?? { listeners: new Map(), upstream: new UpstreamTls(dir), issued: undefined }, book, file);
+    inspect?.(book);
     return { errors: [], down: false };
   } catch (e) {
     return { errors: linesOf(e), down: storeDown(e as Error) };
