@@ -18,6 +18,11 @@ export const RESULT_STATUS = {
   connect_timeout: 504,
   /** Per-request routing: a backend's response the router cannot frame, or a 101 nobody asked for. */
   bad_response: 502,
+  /**
+   * The upstream connection was lost before any byte of the response went out (the http2 panel's
+   * streams; per-request routing on the net panel, after a retry where one is allowed).
+   */
+  upstream_reset: 502,
   overloaded: 503,
   proxy_rejected: 0,
   /** The router answered an ACME challenge itself (HTTP-01 key authorization, TLS-ALPN-01 handshake). */

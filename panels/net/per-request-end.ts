@@ -90,6 +90,7 @@ export function abort(d: PerRequestDriver, result: string): void {
 function stop(d: PerRequestDriver, result: string): void {
   d.state = 'closing';
   d.pending = undefined;
+  d.replay = undefined;
   if (d.result === 'ok') d.result = result;
   const link = d.link;
   setLink(d, undefined);

@@ -7,10 +7,11 @@
  *   response forwarded (responseDone)┘
  *
  *   101 / CONNECT 2xx (tunnel) ─► splice the client and the link (src/splice.ts) until either ends
- *   link failed (broken) ─► the exchange ends with why; the client is closed, or cut when part of
- *                           the response already went out; a response the router cannot frame
- *                           (bad_response, a 101 nobody asked for included) is answered 502
- *                           while nothing of it went out
+ *   link failed (broken) ─► nothing of the response went out: an idempotent request on a reused
+ *                           link is sent once more on a new connection (retry), else answered 502
+ *                           (`bad_response` for a response the router cannot frame, a 101 nobody
+ *                           asked for included; `upstream_reset` for a lost link); part of it
+ *                           went out: the exchange ends with why and the client is cut
  *
  * Events from a link that is no longer the current one (pooled, replaced) only remove it.
  */
@@ -20,7 +21,7 @@ import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
 import { abort, close, finish, refuse } from './per-request-end.ts';
 import { stopIdle } from './per-request-idle.ts';
-import { setLink } from './per-request-route.ts';
+import { retry, setLink } from './per-request-route.ts';
 import type { LinkBreak, UpstreamLink } from './upstream-link.ts';
 
 /** The request's last byte was written upstream. */
@@ -39,6 +40,7 @@ function complete(d: PerRequestDriver): void {
   const ex = d.exchange!;
   const link = d.link;
   d.exchange = undefined;
+  d.replay = undefined;
   ex.record.bytesOut = link?.bytesOut ?? 0;
   ex.finish('ok');
   if (link !== undefined && !link.reusable) {
@@ -100,11 +102,20 @@ export function broken(d: PerRequestDriver, link: UpstreamLink, why: LinkBreak, 
   const ex = d.exchange;
   if (ex === undefined) return;
   ex.record.bytesOut = link.bytesOut;
-  if (why === 'bad_response' && link.bytesOut === 0) {
+  const replay = d.replay;
+  d.replay = undefined;
+  if (link.bytesOut === 0) {
+    // The reused link was closing as the request went out (its FIN not read yet): once more.
+    if (replay !== undefined && ex.requestDone && (why === 'upstream_closed' || why === 'upstream_error')) {
+      retry(d, replay);
+      return;
+    }
     // Nothing of the response reached the client, so no answer can interleave: it gets the
-    // router's 502 (X-Switchboard-Error: bad_response) instead of a bare close, then a close.
-    refuse(d, 'bad_response', reason);
-    return;
+    // router's 502 instead of a bare close, then a close. An idle timeout keeps its close.
+    if (why !== 'idle_timeout') {
+      refuse(d, why === 'bad_response' ? 'bad_response' : 'upstream_reset', reason);
+      return;
+    }
   }
   d.exchange = undefined;
   ex.finish(why, undefined, reason);

@@ -14,6 +14,11 @@
  *    there. A connect that ends after the connection closed destroys its socket. A request the
  *    outbound PROXY header cannot carry (src/proxy-out.ts) comes back as a refusal, answered
  *    like a failed connect (431 for an AUTHORITY longer than a host name).
+ * 4. A reused link may be closing when a request goes out on it (the backend's response and FIN
+ *    came in one read, the FIN not handled yet). A request whose bytes were all in hand when it
+ *    was routed onto a reused link, with an idempotent method, keeps a copy of them (`Replay`):
+ *    if the link fails before any response byte, `retry` sends it once on a new connection
+ *    (HAProxy's retry-on empty-response, conn-failure); any other request is answered 502.
  */
 import { isSwitchboardError } from '../../src/errors.ts';
 import { takeTracker } from '../../src/peek/body-tracker.ts';
@@ -29,6 +34,16 @@ import { linkKey, UpstreamLink } from './upstream-link.ts';
 import { firstPick } from './upstream-pool.ts';
 
 const FIRST_ATTEMPT: Attempt = Object.freeze({ number: 1, failed: new Set<string>(), subclusters: [] });
+
+/** Methods a request may be sent again for (RFC 9110 §9.2.2 idempotent methods). */
+const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
+
+/** A request sent on a reused link, kept whole so that it can go once more on a new connection. */
+export interface Replay {
+  readonly bytes: Buffer;
+  readonly request: Request;
+  readonly candidates: Candidates;
+}
 
 /**
  * Routes one complete head at offset 0 of `view`. Returns the bytes of `view` that now belong
@@ -72,9 +87,15 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   d.body = body;
   const link = linkFor(d, linkKey(pick.backend.id, candidates.policy, request));
   if (link !== undefined) {
+    // A copy: the bytes of `view` may be a read buffer reused once framed.
+    d.replay =
+      body.done && IDEMPOTENT.has(head.method)
+        ? { bytes: Buffer.from(view.subarray(0, consumed)), request, candidates }
+        : undefined;
     start(d, link, undefined);
     return consumed;
   }
+  d.replay = undefined;
   d.state = 'connecting';
   const { engine } = s;
   // Callbacks, no promise (issue 18: nothing async on the accept → connect path). One catch for
@@ -176,5 +197,46 @@ function connected(
   d.pending = undefined;
   const buf = pending === undefined ? view : Buffer.concat([view, pending]);
   frame(d, buf, consumed, 0);
+  flow(d);
+}
+
+/**
+ * The reused link of a request in `replay` failed before any response byte: the request goes
+ * once more, on a new connection (the upstream pipeline: findJack, connect, retries). The
+ * client's next bytes wait in `pending` meanwhile, as during any connect.
+ */
+export function retry(d: PerRequestDriver, replay: Replay): void {
+  d.replay = undefined;
+  d.state = 'connecting';
+  const { engine } = d.s;
+  openUpstreamThen(replay.request, replay.candidates, engine.operator, d.s.runtime, engine, 'frames', (err, up) => {
+    try {
+      if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
+      reconnected(d, up, replay);
+    } catch (e) {
+      if (up !== undefined && 'socket' in up) up.socket.destroy();
+      failed(d, e);
+    }
+  });
+}
+
+/** The retry's connection is up (or refused): the kept request is written, its response awaited. */
+function reconnected(d: PerRequestDriver, up: Upstream | UpstreamFailure, replay: Replay): void {
+  if (d.state !== 'connecting') {
+    if ('socket' in up) up.socket.destroy();
+    return;
+  }
+  const ex = d.exchange!;
+  ex.record.attempts = (ex.record.attempts ?? 1) + up.attempts;
+  if ('result' in up) {
+    refuse(d, up.result, up.reason);
+    return;
+  }
+  const link = new UpstreamLink(up.socket, up.jack, replay.candidates, replay.request, d.settings, d);
+  setLink(d, link);
+  start(d, link, ex.record.attempts);
+  link.activity++;
+  link.socket.write(replay.bytes);
+  d.state = 'wait'; // the whole request is written (requestSent ran for it before)
   flow(d);
 }

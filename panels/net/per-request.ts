@@ -28,6 +28,9 @@
  *    (else the client is cut); either way the connection closes.
  * 6. A close-delimited response, a client `Connection: close`, or a client FIN end the
  *    connection after the exchange; a backend that closes is replaced for the next request.
+ * 7. A link that fails before any byte of its response went out: an idempotent request that
+ *    went on a reused link is sent once more on a new connection (the backend may have closed
+ *    it as the request left); otherwise the client gets 502 `upstream_reset`, never a bare FIN.
  *
  * One `PerRequestDriver` per connection holds the state; plain functions over it do the work,
  * one responsibility per file:
@@ -56,7 +59,7 @@ import { flow, frame, onData, onEnd } from './per-request-client.ts';
 import { drain, failed, onClose, onError } from './per-request-end.ts';
 import { broken, closed, responseDone, responseHead, tunnel } from './per-request-exchange.ts';
 import { type IdleTicker, startIdle } from './per-request-idle.ts';
-import { route } from './per-request-route.ts';
+import { type Replay, route } from './per-request-route.ts';
 import type { LinkBreak, LinkOwner, LinkSettings, UpstreamLink } from './upstream-link.ts';
 import { UpstreamPool } from './upstream-pool.ts';
 
@@ -211,6 +214,8 @@ export class PerRequestDriver implements LinkOwner, Drainable {
   body: BodyTracker | undefined;
   exchange: Exchange | undefined;
   link: UpstreamLink | undefined;
+  /** The current request's bytes while it may be sent again (per-request-route.ts retry). */
+  replay: Replay | undefined;
   /** The access record's client of the last request (`ip:port`) and the address it names. */
   clientAddr: string | undefined;
   clientIp = '';
