@@ -136,11 +136,20 @@ export class StreamServers implements StreamRouter {
       this.#hand(c, s, (socket as TLSSocket).alpnProtocol === 'h2');
       return;
     }
-    (c as Slotted)[kSniffing] = sniffPreface(socket, (isH2c) => {
-      stopSniffing(c);
-      if (isH2c && c.listener.h2c === 'refuse') this.#refuseH2c(c);
-      else this.#hand(c, s, isH2c);
-    });
+    (c as Slotted)[kSniffing] = sniffPreface(
+      socket,
+      (isH2c) => {
+        stopSniffing(c);
+        if (isH2c && c.listener.h2c === 'refuse') this.#refuseH2c(c);
+        else this.#hand(c, s, isH2c);
+      },
+      (reason) => {
+        // Neither HTTP/2 nor HTTP/1: sniff.ts answered GOAWAY PROTOCOL_ERROR and is closing it.
+        stopSniffing(c);
+        this.#deadlines.arrived(c);
+        this.#refuseHead(c.listener, socket, 'bad_request', reason, 'h2c', 0);
+      },
+    );
   }
 
   /** Hands the connection to its listener's HTTP/2 or HTTP/1.1 server. */
