@@ -14,7 +14,7 @@
  *    drains as on SIGTERM and exits 1 for the supervisor to restart it.
  */
 
-import { maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
+import { adminDescriptors, maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
 import { type BoundPanel, followsEngine } from '../src/panel.ts';
 import { capYoungGeneration, releaseYoungGeneration } from '../src/young-generation.ts';
 import { type AcmeManager, startAcme } from './acme/start.ts';
@@ -115,8 +115,15 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       config: loaded.file,
       nofile: nofile ?? 'unknown',
       maxConnections: loaded.config.limits.maxConnections,
-      ...(nofile !== undefined ? { maxConnectionsFit: maxConnectionsFor(nofile, perConnection(loaded)) } : {}),
-      ...(admin !== undefined ? { admin: `${admin.address().host}:${admin.address().port}` } : {}),
+      ...(nofile !== undefined
+        ? { maxConnectionsFit: maxConnectionsFor(nofile, perConnection(loaded), adminDescriptors(loaded.config)) }
+        : {}),
+      ...(admin !== undefined
+        ? {
+            admin: `${admin.address().host}:${admin.address().port}`,
+            adminMaxConnections: adminDescriptors(loaded.config),
+          }
+        : {}),
     },
     'switchboard started',
   );

@@ -5,7 +5,9 @@
  *   routing: per-request      2 + k   client + current (or connecting) upstream
  *                                     + k = limits.maxIdleUpstreamsPerConnection idle upstreams
  *
- * so `limits.maxConnections × that + NOFILE_RESERVE` must fit in `nofile`. A panel may state
+ * so `limits.maxConnections × that + NOFILE_RESERVE + admin.maxConnections` must fit in `nofile`
+ * (the admin listener holds at most `admin.maxConnections` sockets, app/admin/connection-bounds.ts;
+ * no admin section, none). A panel may state
  * its own figure (src/panel.ts `DescriptorBudget`): the http2 panel holds 1 per connection (its
  * client socket; its upstream pools are shared per backend, see README "Limits"). Node
  * raises its soft limit to the hard limit at start, so the soft limit read here is the
@@ -15,13 +17,22 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from './config/errors.ts';
 import type { Config } from './config/schema.ts';
 
-/** Descriptors kept for Node itself, listeners, the admin listener, logs and health probes. */
+/**
+ * Descriptors kept for Node itself, listeners (the admin one's socket too), logs and health
+ * probes; the admin listener's connections are counted apart (`adminDescriptors`).
+ */
 export const NOFILE_RESERVE = 32;
 
-/** What the budget depends on: the routing mode and the limits. */
+/** What the budget depends on: the routing mode, the limits and the admin listener's cap. */
 export type NofileConfig = Pick<Config, 'routing'> & {
   readonly limits: Pick<Config['limits'], 'maxConnections' | 'maxIdleUpstreamsPerConnection'>;
+  readonly admin?: Pick<NonNullable<Config['admin']>, 'maxConnections'> | undefined;
 };
+
+/** Descriptors the admin listener's connections may hold: `admin.maxConnections`, 0 without admin. */
+export function adminDescriptors(config: Pick<NofileConfig, 'admin'>): number {
+  return config.admin?.maxConnections ?? 0;
+}
 
 /** The effective `nofile` soft limit, or undefined where /proc is not available (not Linux). */
 export function nofileLimit(): number | undefined {
@@ -41,9 +52,12 @@ export function descriptorsPerConnection(config: NofileConfig): number {
   return 2 + (config.routing === 'per-request' ? config.limits.maxIdleUpstreamsPerConnection : 0);
 }
 
-/** The largest `maxConnections` that fits in `nofile` at `perConnection` descriptors each. */
-export function maxConnectionsFor(nofile: number, perConnection = 2): number {
-  return Math.max(0, Math.floor((nofile - NOFILE_RESERVE) / perConnection));
+/**
+ * The largest `maxConnections` that fits in `nofile` at `perConnection` descriptors each, beside
+ * `admin` admin connections.
+ */
+export function maxConnectionsFor(nofile: number, perConnection = 2, admin = 0): number {
+  return Math.max(0, Math.floor((nofile - NOFILE_RESERVE - admin) / perConnection));
 }
 
 /**
@@ -58,8 +72,11 @@ export function checkNofile(
 ): void {
   if (nofile === undefined) return;
   const { maxConnections, maxIdleUpstreamsPerConnection: idle } = config.limits;
-  const fit = maxConnectionsFor(nofile, each);
+  const admin = adminDescriptors(config);
+  const fit = maxConnectionsFor(nofile, each, admin);
   if (maxConnections <= fit) return;
+  const reserved =
+    admin > 0 ? `${NOFILE_RESERVE} reserved, ${admin} for admin.maxConnections` : `${NOFILE_RESERVE} reserved`;
   const why =
     each <= 2
       ? `${each} each: ${each === 1 ? 'the client (upstream pools are shared)' : 'client and backend'}`
@@ -67,9 +84,10 @@ export function checkNofile(
   const lower =
     each <= 2
       ? `lower it to ${fit}`
-      : `lower it to ${fit}, or lower maxIdleUpstreamsPerConnection (0: 2 per connection, fits ${maxConnectionsFor(nofile)})`;
+      : `lower it to ${fit}, or lower maxIdleUpstreamsPerConnection (0: 2 per connection, fits ${maxConnectionsFor(nofile, 2, admin)})`;
+  const also = admin > 0 ? ', lower admin.maxConnections' : '';
   throw new ConfigError(file, [
-    `limits.maxConnections: ${maxConnections} connections need ${each * maxConnections + NOFILE_RESERVE} ` +
-      `file descriptors (${why}; ${NOFILE_RESERVE} reserved) but the nofile limit is ${nofile}; ${lower} or raise ulimit -n`,
+    `limits.maxConnections: ${maxConnections} connections need ${each * maxConnections + NOFILE_RESERVE + admin} ` +
+      `file descriptors (${why}; ${reserved}) but the nofile limit is ${nofile}; ${lower}${also} or raise ulimit -n`,
   ]);
 }

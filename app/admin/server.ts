@@ -1,6 +1,8 @@
 /**
  * The admin listener (`admin.address`, loopback by default): a node:http server for the
- * endpoints of routes.ts. It is not a traffic listener: no limits, no access log.
+ * endpoints of routes.ts. It is not a traffic listener (no access log), but it has its own
+ * connection caps and deadlines (connection-bounds.ts), so it cannot take the descriptors the
+ * traffic listeners count on.
  *
  * 1. `startAdmin` binds `admin.address` (port 0 allowed: tests read `address()`).
  * 2. Each request is dispatched by `METHOD path` (query ignored); unknown paths answer 404,
@@ -24,6 +26,7 @@ import type { AdminConfig } from '../../src/config/schema.ts';
 import { listenError } from '../../src/listener/bind.ts';
 import type { StagedChange } from '../reload.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
+import { type AdminBounds, boundConnections, serverOptions } from './connection-bounds.ts';
 import { Dashboard } from './dashboard.ts';
 import { type AdminDeps, answerError, findRoute, refuse } from './routes.ts';
 import { SHELL_PATHS } from './ui-routes.ts';
@@ -88,8 +91,13 @@ export async function startAdmin(config: AdminConfig, base: AdminDeps): Promise<
         res.end('internal error\n');
       });
   };
+  const bounds = (): AdminBounds => {
+    const running = deps.runtime.engine.loaded.config;
+    return { admin: running.admin ?? config, ipv6Prefix: running.limits.clientIpv6Prefix };
+  };
   const bind = async (c: AdminConfig): Promise<Server> => {
-    const server = createServer(onRequest);
+    const server = createServer(serverOptions(c), onRequest);
+    boundConnections(server, bounds, deps.runtime.logger);
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e) => reject(listenError('admin.address', c.address.host, c.address.port, e)));
       server.listen(c.address.port, c.address.host, () => resolve());

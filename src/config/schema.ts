@@ -41,7 +41,29 @@ export const adminSchema = z.strictObject({
   open: z.array(z.enum(ADMIN_READ_PATHS)).default(['/healthz', '/readyz']),
   /** DNS names accepted in `Host` besides IP literals and `localhost` (DNS rebinding guard). */
   allowedHosts: z.array(hostName).default([]),
+  /** Open admin connections, all peers together; counted in the descriptor budget (src/nofile.ts). */
+  maxConnections: z.number().int().min(1).max(4096).default(64),
+  /** Open admin connections of one peer (IPv6 by limits.clientIpv6Prefix); 0 = only maxConnections. */
+  maxConnectionsPerClient: z.number().int().min(0).default(8),
+  /** A request head must arrive within this from the connection (or the previous response). */
+  headersTimeout: duration.default(5_000),
+  /** A whole request (head and body) must arrive within this. */
+  requestTimeout: duration.default(10_000),
+  /** A connection with no byte either way for this long is closed (keep-alive included). */
+  idleTimeout: duration.default(15_000),
 });
+
+/** The admin deadlines: node:http refuses a head deadline past the request's, and 0 would turn a bound off. */
+function checkAdminTimeouts(a: z.output<typeof adminSchema>, ctx: z.RefinementCtx): void {
+  for (const key of ['headersTimeout', 'requestTimeout', 'idleTimeout'] as const)
+    if (a[key] <= 0) ctx.addIssue({ code: 'custom', path: ['admin', key], message: 'expected a duration above 0' });
+  if (a.headersTimeout > a.requestTimeout)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['admin', 'headersTimeout'],
+      message: 'expected at most admin.requestTimeout',
+    });
+}
 
 // Checked with the parser the trust checks use, so a CIDR that parses here is never dropped there.
 const cidr = z.string().refine((t) => parseCidr(t) !== undefined, 'expected an IP address or CIDR like 10.0.0.0/8');
@@ -132,6 +154,11 @@ export const limitsSchema = z.strictObject({
   maxConnections: z.number().int().min(1).default(4096),
   maxConnectionsPerClient: z.number().int().min(0).default(0),
   /**
+   * What one client is for maxConnectionsPerClient (and admin.maxConnectionsPerClient): an IPv4
+   * address, or the first this-many bits of an IPv6 address (one host is usually given a /64).
+   */
+  clientIpv6Prefix: z.number().int().min(1).max(128).default(64),
+  /**
    * Idle upstream connections one client connection keeps for reuse besides its current one
    * (per-request routing; least recently used closed first). Each is a descriptor counted in
    * the nofile check (src/nofile.ts).
@@ -193,6 +220,7 @@ export const configSchema = z
       .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto' }),
   })
   .superRefine((c, ctx) => {
+    if (c.admin !== undefined) checkAdminTimeouts(c.admin, ctx);
     const seen = new Set<string>();
     c.listeners.forEach((l, i) => {
       if (l.proxyProtocol !== 'off' && l.trustedSources.length === 0) {

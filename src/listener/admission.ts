@@ -4,7 +4,12 @@
  *
  *   limits.maxConnections           every listener of the process together
  *   listeners[].maxConnections      one listener
- *   limits.maxConnectionsPerClient  one socket peer address (0 = unlimited)
+ *   limits.maxConnectionsPerClient  one client (0 = unlimited): the key of client-key.ts (IPv6
+ *                                   by limits.clientIpv6Prefix) of the socket peer, or, on a
+ *                                   `proxyProtocol` listener, of the PROXY source: `admit` is
+ *                                   then given no key and `client` takes the place once the
+ *                                   header is read (the balancer's connection counts only
+ *                                   against the global and listener caps meanwhile)
  *
  * Two implementations: `LocalAdmission` (one event loop: plain counters) and `SharedAdmission`
  * (shared-admission.ts: the worker panel's threads count in one SharedArrayBuffer).
@@ -19,11 +24,18 @@ export interface Admission {
   /** The counter of listener `name`; resolve it once per bound listener (it survives reloads). */
   listener(name: string): number;
   /**
-   * Counts one connection of peer `ip` on `listener` unless a cap is reached. Returns REFUSED,
-   * or a handle that `release` takes back exactly once when the connection ends.
+   * Counts one connection of client `key` on `listener` unless a cap is reached (no `key`: the
+   * per-client cap is left to `client`). Returns REFUSED, or a handle that `release` takes back
+   * exactly once when the connection ends.
    */
-  admit(listener: number, ip: string, limits: Limits, listenerCap: number | undefined): number;
-  release(listener: number, ip: string, handle: number): void;
+  admit(listener: number, key: string | undefined, limits: Limits, listenerCap: number | undefined): number;
+  /**
+   * Counts one connection of client `key` against limits.maxConnectionsPerClient (> 0) for a
+   * connection admitted without a key. Returns REFUSED (nothing counted) or its handle for `release`.
+   */
+  client(key: string, limits: Limits): number;
+  /** Gives back what `admit` (and `client`, with its handle) counted for `key`. */
+  release(listener: number, key: string, handle: number): void;
   /** Connections counted now, all listeners together (tests, metrics). */
   readonly open: number;
 }
@@ -46,20 +58,25 @@ export class LocalAdmission implements Admission {
     return i;
   }
 
-  admit(listener: number, ip: string, limits: Limits, listenerCap: number | undefined): number {
+  admit(listener: number, key: string | undefined, limits: Limits, listenerCap: number | undefined): number {
     if (this.#open >= limits.maxConnections) return REFUSED;
     const inListener = this.#listeners[listener]!;
     if (listenerCap !== undefined && inListener >= listenerCap) return REFUSED;
     let handle = 0;
-    if (limits.maxConnectionsPerClient > 0) {
-      const n = this.#perClient.get(ip) ?? 0;
-      if (n >= limits.maxConnectionsPerClient) return REFUSED;
-      this.#perClient.set(ip, n + 1);
-      handle = 1;
+    if (key !== undefined && limits.maxConnectionsPerClient > 0) {
+      handle = this.client(key, limits);
+      if (handle === REFUSED) return REFUSED;
     }
     this.#open++;
     this.#listeners[listener] = inListener + 1;
     return handle;
+  }
+
+  client(key: string, limits: Limits): number {
+    const n = this.#perClient.get(key) ?? 0;
+    if (n >= limits.maxConnectionsPerClient) return REFUSED;
+    this.#perClient.set(key, n + 1);
+    return 1;
   }
 
   release(listener: number, ip: string, handle: number): void {

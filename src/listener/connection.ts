@@ -41,7 +41,12 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   declare readonly port: number;
   /** Admission handles (src/listener/admission.ts). */
   declare readonly slot: number;
-  declare readonly handle: number;
+  declare handle: number;
+  /**
+   * The per-client key counted (client-key.ts): the socket peer's, or on a PROXY listener the
+   * PROXY source's once the header is read (the peer's until then, counted nowhere).
+   */
+  declare key: string;
   /** Lifetime and half-close deadlines (shared timers, src/deadline.ts; disarmed at the end). */
   declare lifetime: Deadline<Socket> | undefined;
   declare halfClose: Deadline<Socket> | undefined;
@@ -61,6 +66,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     port: number,
     slot: number,
     handle: number,
+    key: string,
   ) {
     this.#steps = steps;
     this.raw = raw;
@@ -74,6 +80,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     this.port = port;
     this.slot = slot;
     this.handle = handle;
+    this.key = key;
     this.lifetime = undefined;
     this.halfClose = undefined;
     this.member = undefined;

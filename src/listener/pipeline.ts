@@ -24,6 +24,7 @@ import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts
 import { REFUSED } from './admission.ts';
 import { bindListener, boundAddress } from './bind.ts';
 import { clientAddress, clientText, readPeer } from './client-address.ts';
+import { clientKey } from './client-key.ts';
 import { Connection, type PipelineSteps } from './connection.ts';
 import { readProxyHeader } from './proxy-in.ts';
 import { sameSocket, trustCheck } from './same-socket.ts';
@@ -234,14 +235,17 @@ export class ListenerPipeline implements PipelineSteps {
     const runtime = this.#runtime;
     const engine = runtime.engine;
     const { limits } = engine;
-    const handle = this.#closing ? REFUSED : runtime.admission.admit(b.slot, ip, limits, b.config.maxConnections);
+    const key = limits.maxConnectionsPerClient > 0 ? clientKey(ip, limits.clientIpv6Prefix) : ip;
+    // On a PROXY listener the peer is the balancer: the client's place is taken after the header.
+    const counted = b.config.proxyProtocol === 'off' ? key : undefined;
+    const handle = this.#closing ? REFUSED : runtime.admission.admit(b.slot, counted, limits, b.config.maxConnections);
     if (handle === REFUSED) {
       this.#reject(socket, b.config, 'overloaded', clientText(ip, port));
       return;
     }
     b.open++;
     runtime.hold(engine);
-    const c = new Connection(this, socket, b.config, b, engine, ip, port, b.slot, handle);
+    const c = new Connection(this, socket, b.config, b, engine, ip, port, b.slot, handle, key);
     c.member = this.#open.add(socket);
     (socket as Tagged)[kConnection] = c;
     if (limits.maxConnectionLifetime > 0) {
@@ -261,6 +265,7 @@ export class ListenerPipeline implements PipelineSteps {
 
   /** Step 4: TLS termination on `tls: terminate` listeners, with the engine of the connection. */
   afterProxy(c: Connection): void {
+    if (c.proxy !== undefined && c.engine.limits.maxConnectionsPerClient > 0 && !this.#admitProxied(c)) return;
     if (c.listener.tls !== 'terminate') {
       this.#options.handle(c);
       return;
@@ -274,6 +279,27 @@ export class ListenerPipeline implements PipelineSteps {
     // TLS-ALPN-01 validations are told apart by their ClientHello, only while one is pending.
     if (tls.issued?.hasChallenges(c.listener.name)) this.#acmeOrTerminate(c, tls, tls.issued);
     else this.#terminate(c, tls);
+  }
+
+  /**
+   * Step 3b, PROXY listeners with limits.maxConnectionsPerClient: the client's place, keyed by
+   * the PROXY source. A LOCAL (or UNKNOWN) header is the balancer's own connection (its health
+   * checks): counted only by the global and listener caps, as it was while the header was read.
+   */
+  #admitProxied(c: Connection): boolean {
+    const source = c.proxy?.command === 'proxy' ? c.proxy.source : undefined;
+    if (source === undefined) return true;
+    const { limits } = c.engine;
+    const key = clientKey(source.ip, limits.clientIpv6Prefix);
+    const handle = this.#runtime.admission.client(key, limits);
+    if (handle === REFUSED) {
+      const reason = `limits.maxConnectionsPerClient ${limits.maxConnectionsPerClient} reached for ${key}`;
+      this.refused(c, 'overloaded', reason, undefined, clientText(source.ip, source.port));
+      return false;
+    }
+    c.key = key;
+    c.handle = handle;
+    return true;
   }
 
   #terminate(c: Connection, tls: ListenerTls): void {
@@ -316,12 +342,18 @@ export class ListenerPipeline implements PipelineSteps {
     this.#options.handle(c);
   }
 
-  /** A step refused the connection: close it, one access line, slot back. */
-  refused(c: Connection, result: string, reason: string, protocol: string | undefined): void {
+  /** A step refused the connection: close it, one access line (`client`: the socket peer unless given), slot back. */
+  refused(
+    c: Connection,
+    result: string,
+    reason: string,
+    protocol: string | undefined,
+    client = clientText(c.ip, c.port),
+  ): void {
     c.raw.destroy();
     const record: AccessRecord = {
       listener: c.listener.name,
-      client: clientText(c.ip, c.port),
+      client,
       bytesIn: c.raw.bytesRead,
       bytesOut: c.raw.bytesWritten,
       durationMs: Math.round((performance.now() - c.acceptedAt) * 1000) / 1000,
@@ -341,7 +373,7 @@ export class ListenerPipeline implements PipelineSteps {
     const b = c.bound as Bound;
     if (c.member !== undefined) this.#open.remove(c.member);
     b.open--;
-    this.#runtime.admission.release(c.slot, c.ip, c.handle);
+    this.#runtime.admission.release(c.slot, c.key, c.handle);
     this.#runtime.release(c.engine);
     if (this.#open.size === 0) this.#idle?.();
   }

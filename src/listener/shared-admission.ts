@@ -7,7 +7,9 @@
  *   [1 .. 1+L)                           listener name hashes (slot claimed by compare-exchange)
  *   [1+L .. 1+2L)                        open connections per listener slot
  *   [1+2L .. +W×(1+L))                   per worker: its share of [0] and of each listener slot
- *   [.. +C)                              per-client table: (tag << 16 | count) words
+ *   [.. +C)                              per-client table: (tag << 16 | count) words, by the
+ *                                        client key (client-key.ts), taken at accept or, on a
+ *                                        PROXY listener, by `client` after the header
  *
  * 1. A cap is checked and taken in one compare-exchange loop, so two threads never both take
  *    the last place. A refusal undoes what this call took, in reverse order.
@@ -106,7 +108,7 @@ export class SharedAdmission implements Admission {
     return -1;
   }
 
-  admit(listener: number, ip: string, limits: Limits, listenerCap: number | undefined): number {
+  admit(listener: number, key: string | undefined, limits: Limits, listenerCap: number | undefined): number {
     const a = this.#a;
     if (!take(a, 0, limits.maxConnections)) return REFUSED;
     if (listener >= 0) {
@@ -117,8 +119,8 @@ export class SharedAdmission implements Admission {
       }
     }
     let handle = 0;
-    if (limits.maxConnectionsPerClient > 0) {
-      handle = this.#takeClient(ip, Math.min(limits.maxConnectionsPerClient, MAX_COUNT));
+    if (key !== undefined && limits.maxConnectionsPerClient > 0) {
+      handle = this.client(key, limits);
       if (handle === REFUSED) {
         if (listener >= 0) Atomics.sub(a, COUNTS + listener, 1);
         Atomics.sub(a, 0, 1);
@@ -131,9 +133,10 @@ export class SharedAdmission implements Admission {
   }
 
   /** Word index + 1 of the client's count (0 = admitted uncounted), or REFUSED at the cap. */
-  #takeClient(ip: string, cap: number): number {
+  client(key: string, limits: Limits): number {
+    const cap = Math.min(limits.maxConnectionsPerClient, MAX_COUNT);
     const a = this.#a;
-    const h = hash32(ip);
+    const h = hash32(key);
     const tag = h >>> 16 || 1;
     const home = h & (C - 1);
     for (;;) {

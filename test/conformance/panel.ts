@@ -33,6 +33,7 @@ import { parsePrometheus, sum } from '../harness/prometheus.ts';
 import { eventually, LISTEN, startTestRouter, type TestRouter } from '../harness/router.ts';
 import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
 import { backendControlScenarios } from './panel-backend-control.ts';
+import { capsScenarios } from './scenarios-caps.ts';
 import { h2cRouteScenarios } from './scenarios-h2c-route.ts';
 import { headerCountScenarios } from './scenarios-header-count.ts';
 
@@ -70,6 +71,8 @@ export interface Scenario {
    * give (config path, option and panel named). Otherwise undefined and `run` is the scenario.
    */
   readonly refusal?: (p: PanelUnderTest) => { config: Record<string, unknown>; error: RegExp } | undefined;
+  /** The scenario's own bound, for one that starts the real CLI in a child process (default 15 s). */
+  readonly timeoutMs?: number;
   run(p: PanelUnderTest): Promise<void>;
 }
 
@@ -970,6 +973,8 @@ export const scenarios: readonly Scenario[] = [
   },
   // Admin runtime control of backends (issue 19): in its own file.
   ...backendControlScenarios,
+  // Admin listener bounds and per-client caps behind PROXY (issue 39): in their own file.
+  ...capsScenarios,
   ...headerCountScenarios,
   ...h2cRouteScenarios,
 ];
@@ -992,7 +997,7 @@ export function panelConformance(p: PanelUnderTest, table: readonly Scenario[] =
           expect(error?.errors?.join('\n')).toMatch(refusal.error);
         });
       } else {
-        it(s.name, () => s.run(p), 15_000);
+        it(s.name, () => s.run(p), s.timeoutMs ?? 15_000);
       }
     }
   });

@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../app/load-config.ts';
 import { perConnection } from '../../app/runtime.ts';
-import { limitsSchema } from '../../src/config/schema.ts';
+import { configSchema, limitsSchema } from '../../src/config/schema.ts';
 import {
+  adminDescriptors,
   checkNofile,
   descriptorsPerConnection,
   maxConnectionsFor,
@@ -63,6 +64,23 @@ describe('nofile budget', () => {
     expect(() => checkNofile('f.yaml', config('per-connection', { maxConnections: 17 }), 64)).toThrow(
       /17 connections need 66 file descriptors \(2 each: client and backend; 32 reserved\).*lower it to 16 or raise ulimit -n/,
     );
+  });
+
+  it('the admin listener is counted: admin.maxConnections descriptors beside the reserve (issue 39)', () => {
+    const c = (admin?: number): NofileConfig => ({
+      ...config('per-connection', { maxConnections: 16 }),
+      ...(admin === undefined ? {} : { admin: { maxConnections: admin } }),
+    });
+    expect(() => checkNofile('f.yaml', c(), 64)).not.toThrow(); // 16 × 2 + 32 = 64
+    expect(() => checkNofile('f.yaml', c(64), 64)).toThrow(
+      /16 connections need 128 file descriptors \(2 each: client and backend; 32 reserved, 64 for admin\.maxConnections\) but the nofile limit is 64; lower it to 0, lower admin\.maxConnections or raise ulimit -n/,
+    );
+    expect(() => checkNofile('f.yaml', c(8), 80)).not.toThrow(); // 16 × 2 + 32 + 8 = 72
+    expect(maxConnectionsFor(256, 2, 64)).toBe(80);
+    // The default admin cap is what a config with an admin section is checked with.
+    const loaded = configSchema.parse({ listeners: [{ name: 'web', address: '127.0.0.1:0' }], admin: {} });
+    expect(adminDescriptors(loaded)).toBe(64);
+    expect(adminDescriptors({})).toBe(0);
   });
 
   it('maxIdleUpstreamsPerConnection is bounded: 0 to 64', () => {
