@@ -10,7 +10,8 @@
  * 2. **Names**, everywhere, schema or not (a plugin schema that forgot `writeOnly` must not
  *    leak `dbPassword`): a key whose lower-cased name *contains* `pass`, `pwd`, `secret`,
  *    `token`, `key`, `auth`, `credential`, `bearer` or `sig` marks its value secret: a string or
- *    number is replaced, an array or object is walked with every leaf under it hidden. Only a
+ *    number is replaced, an array or object is walked with every leaf under it hidden (a map's
+ *    key over an object value is data, a cluster called `auth`, and marks nothing). Only a
  *    schema can lift this: a field whose values it fixes (enum, literal, boolean) or one it
  *    marks `notSecret` (src/config/not-secret.ts: a certificate's `key` path, a hash `key`).
  * 3. **Values**, anywhere, whatever the key: the password of a URL (parsed as the WHATWG URL
@@ -176,7 +177,9 @@ export function redact(value: unknown, schema: Schema, named = false): unknown {
         : d?.type === 'record'
           ? known(d.valueType)
           : undefined;
-    out[k] = redact(v, field, secretName || SECRET_NAME.test(k));
+    // A record's keys are data (a cluster called `auth`), so they mark only a leaf or a list.
+    const keyIsName = d?.type !== 'record' || typeof v !== 'object' || v === null || Array.isArray(v);
+    out[k] = redact(v, field, secretName || (keyIsName && SECRET_NAME.test(k)));
   }
   return out;
 }

@@ -109,6 +109,15 @@ describe('redact', () => {
     });
   });
 
+  it('a record key names data, not a field: a cluster called auth keeps its backends shown', () => {
+    const schema = z.record(z.string(), z.strictObject({ backends: z.array(z.string()), weight: z.number() }));
+    expect(redact({ auth: { backends: ['10.0.0.1:80'], weight: 3 } }, schema)).toEqual({
+      auth: { backends: ['10.0.0.1:80'], weight: 3 },
+    });
+    const headers = z.record(z.string(), z.string());
+    expect(redact({ 'X-Api-Key': 'k', Accept: 'a' }, headers)).toEqual({ 'X-Api-Key': REDACTED, Accept: 'a' });
+  });
+
   // Issue 39 item 6: an independent review planted these and got every one back.
   it('hides every planted secret, whatever its spelling or place', () => {
     const planted = ['PLANT-db-pw', 'PLANT-api', 'PLANT-bearer', 'PLANT-url@pw', 'PLANT-access', 'PLANT-k', 'PLANT-s'];
@@ -190,5 +199,34 @@ describe('configView', () => {
     expect(view.config.operator).toEqual({ name: 'bfe' });
     expect(view.config.panel).toMatchObject({ name: 'net' });
     expect(view.config.limits).toMatchObject({ maxConnections: 4096 });
+  });
+
+  it('built-in plugins: names that hold no secret stay (a hash key, an enum), a token in a check path goes', async () => {
+    const raw = {
+      listeners: [{ name: 'web', address: '127.0.0.1:0' }],
+      addressBook: {
+        name: 'bfe',
+        products: { 'api-keys': { hosts: ['keys.test'], rules: [{ cond: 'default_t()', cluster: 'auth-svc' }] } },
+        clusters: {
+          'auth-svc': {
+            hash: { strategy: 'header', key: 'X-User' },
+            healthCheck: { path: '/h?token=PLANT-t' },
+            subclusters: { s: { weight: 1, backends: [{ address: '127.0.0.1:9' }] } },
+          },
+        },
+      },
+      operator: { name: 'consistent-hash', key: 'header', header: 'X-Session' },
+    };
+    const view = configView(await validateConfig(raw, '/tmp/switchboard.yaml', JSON.stringify(raw))) as {
+      config: Record<string, Record<string, unknown>>;
+    };
+    const text = JSON.stringify(view);
+    expect(text).not.toContain('PLANT-t');
+    expect(view.config.operator).toMatchObject({ name: 'consistent-hash', key: 'header', header: 'X-Session' });
+    const clusters = view.config.addressBook!.clusters as Record<string, Record<string, unknown>>;
+    const cluster = clusters['auth-svc'];
+    expect(cluster).toMatchObject({ hash: { strategy: 'header', key: 'X-User' } });
+    expect(text).toContain('127.0.0.1');
+    expect(text).toContain('keys.test');
   });
 });
