@@ -32,7 +32,9 @@ export interface FileLimit {
   readonly what: string;
 }
 
+/** The cap for certificates, keys and CA bundles. */
 export const PEM_FILE: FileLimit = { bytes: PEM_FILE_LIMIT, what: 'PEM files' };
+/** The cap for the config file and the files it names for routing (routes, lists, BFE, caches). */
 export const CONFIG_FILE: FileLimit = { bytes: CONFIG_FILE_LIMIT, what: 'config files' };
 
 const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
