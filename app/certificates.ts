@@ -5,6 +5,7 @@
  *
  *   switchboard_certificate_expiry_seconds{listener,name,source}  expiry, Unix seconds
  *   switchboard_acme_issuance_total{result}                       orders by result (ok, failed)
+ *   switchboard_acme_storage_failures_total{op}                   failed storage probes and saves (probe, save)
  */
 import { X509Certificate } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -84,4 +85,11 @@ export function registerCertificateMetrics(
     registers,
   });
   on(channels.acmeIssued.name as string, (m) => issued.inc({ result: (m as { result: string }).result }));
+  const storage = new Counter({
+    name: 'switchboard_acme_storage_failures_total',
+    help: 'ACME storage failures by operation: probe (checked before an order; none is placed), save (an issued certificate served from memory, saved again later)',
+    labelNames: ['op'],
+    registers,
+  });
+  on(channels.acmeStorage.name as string, (m) => storage.inc({ op: (m as { op: string }).op }));
 }

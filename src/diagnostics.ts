@@ -12,6 +12,7 @@
  * | switchboard:connection:end       | { record } the access record of a finished connection    |
  * | switchboard:reload               | { ok, changed, version, errors, trigger }                |
  * | switchboard:acme:issued          | { listener, name, result: 'ok' | 'failed', error? } one per ACME order |
+ * | switchboard:acme:storage         | { listener, name?, op: 'probe' | 'save', error } one per failed ACME storage probe or save |
  *
  * Channels are process-wide: two routers in one process publish on the same channels.
  */
@@ -26,6 +27,7 @@ export const channels = {
   connectionEnd: channel('switchboard:connection:end'),
   reload: channel('switchboard:reload'),
   acmeIssued: channel('switchboard:acme:issued'),
+  acmeStorage: channel('switchboard:acme:storage'),
 } as const;
 
 /** The channel names, for README and subscribers. */

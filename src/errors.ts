@@ -49,7 +49,11 @@ export type ErrorCode =
   | 'SWB_ERR_PROXY_HEADER'
   | 'SWB_ERR_H2'
   /** A user-named file refused: not a regular file, over its size cap, unreadable (src/safe-file.ts). */
-  | 'SWB_ERR_FILE';
+  | 'SWB_ERR_FILE'
+  /** An ACME storage directory cannot be written (app/acme/storage.ts). */
+  | 'SWB_ERR_ACME_STORAGE'
+  /** An ACME request failed without an answer from the CA (TLS not trusted, connection refused: app/acme/client.ts). */
+  | 'SWB_ERR_ACME';
 
 export class SwitchboardError extends Error {
   readonly code: ErrorCode;

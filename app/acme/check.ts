@@ -1,12 +1,12 @@
 /**
  * `switchboard check` for `acme:` sections, beyond the schema (src/config/schema.ts: keys,
  * types, `tls: terminate`, a plaintext listener for http-01): the directory URL is https, the
- * `ca` file is a readable PEM certificate, and the storage directory exists and is writable or
- * can be created (its parent is writable). Paths are relative to the config directory.
+ * `ca` file is a readable PEM certificate, and the storage directory (and its `certs`
+ * subdirectory, if present) exists and is writable, or can be created (its parent is writable). Paths are relative to the config directory.
  */
 import { constants } from 'node:fs';
-import { access, readFile, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { access, lstat, readFile, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { LoadedConfig } from '../load-config.ts';
 
 async function writable(path: string): Promise<boolean> {
@@ -40,6 +40,13 @@ export async function checkAcme(loaded: Pick<LoadedConfig, 'config' | 'dir'>): P
       const s = await stat(storage);
       if (!s.isDirectory()) errors.push(`${where}.storage: ${storage} is not a directory`);
       else if (!(await writable(storage))) errors.push(`${where}.storage: ${storage} is not writable`);
+      else {
+        // Every subdirectory the router writes (the router itself proves each with a probe file before any order).
+        const certs = join(storage, 'certs');
+        const c = await lstat(certs).catch(() => undefined);
+        if (c !== undefined && !c.isDirectory()) errors.push(`${where}.storage: ${certs} is not a directory`);
+        else if (c !== undefined && !(await writable(certs))) errors.push(`${where}.storage: ${certs} is not writable`);
+      }
     } catch {
       if (!(await writable(dirname(storage))))
         errors.push(`${where}.storage: ${storage} does not exist and ${dirname(storage)} is not writable`);

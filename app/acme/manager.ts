@@ -2,13 +2,20 @@
  * The ACME manager: one per router, on the main thread (app/README.md). For every `tls:
  * terminate` listener with an `acme:` section it keeps one certificate per name:
  *
- *   configure(engine) ─► wanted (listener, name) pairs: `names:` or the routing table's hosts
+ *   configure(engine) ─► wanted (listener, name) pairs: select.ts (`names:`, else the routing
+ *        │  table's hosts under `domains:`, at most `maxNames`, held names before new ones)
  *        │  new pair ─► stored certificate? ─► publish it, schedule renewal
- *        │                      └─ none ───► order now (serialised, one order at a time)
+ *        │                      └─ none ───► pending
  *        ▼
- *   timer at notAfter − renewBefore ─► order ─► store (0600) ─► publish ─► schedule again
- *                                       └─ failed ─► old certificate keeps serving, retry with
- *                                                    backoff 30 s · 2^n (at most 6 h)
+ *   pending ─► one order at a time, by priority (configured, held, new), within the account's
+ *        │     `maxOrdersPerHour` (else it waits, logged)
+ *        ▼
+ *   probe storage ─ not writable ─► no CA call; probe again after 1 s · 2^n (at most 5 min)
+ *        ▼
+ *   order ─► publish (served) ─► store (0600) ─ failed ─► kept in memory, stored again after
+ *        │                                                1 s · 2^n (at most 5 min), no new order
+ *        └─ failed ─► old certificate keeps serving, retry with backoff 30 s · 2^n (at most 6 h)
+ *   timer at notAfter − renewBefore ─► pending again
  *
  * Publishing goes through the sink (app/start.ts): the runtime's IssuedCertificates and, with
  * the worker panel, every worker thread, acknowledged before the CA is asked to validate. A
@@ -16,16 +23,19 @@
  * Routers sharing etcd do not coordinate: each orders its own certificates (docs/acme.md).
  */
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { Agent } from 'node:https';
-import { resolve } from 'node:path';
-import * as acme from 'acme-client';
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type * as acme from 'acme-client';
 import { channels } from '../../src/diagnostics.ts';
 import type { Engine } from '../../src/engine.ts';
 import type { Logger } from '../../src/log.ts';
 import type { RoutingTableSource } from '../../src/types.ts';
+import { createClient } from './client.ts';
+import { backoff, StorageKeeper } from './keeper.ts';
 import { routingTableHosts } from './names.ts';
 import { type IssuedSink, orderCertificate } from './order.ts';
+import { OrderQueue } from './queue.ts';
+import { chooseNames, PRIORITY, type Priority, type SkippedName, skippedLine } from './select.ts';
 import { AcmeStorage } from './storage.ts';
 
 /** A listener's parsed `acme:` section. */
@@ -33,6 +43,9 @@ export interface AcmeSection {
   readonly directory: string;
   readonly email?: string | undefined;
   readonly names?: readonly string[] | undefined;
+  readonly domains?: readonly string[] | undefined;
+  readonly maxNames: number;
+  readonly maxOrdersPerHour: number;
   readonly challenge: 'tls-alpn-01' | 'http-01';
   readonly storage: string;
   readonly renewBefore: number;
@@ -48,6 +61,8 @@ export interface AcmeNameStatus {
   readonly renewAt: string | undefined;
   readonly failures: number;
   readonly lastError: string | undefined;
+  /** False while the served certificate is held in memory only (its save is retried). */
+  readonly stored: boolean;
 }
 
 interface Section {
@@ -55,12 +70,18 @@ interface Section {
   readonly listener: string;
   readonly spec: AcmeSection;
   readonly storage: AcmeStorage;
+  /** The account (directory + storage): one order budget across sections that share it. */
+  readonly account: string;
+  readonly caPath: string | undefined;
   client: Promise<acme.Client> | undefined;
+  /** The names last skipped, as logged (a line only when it changes). */
+  skipped: string;
 }
 
 interface NameState {
   readonly section: Section;
   readonly name: string;
+  readonly priority: Priority;
   notAfter: number | undefined;
   lastIssued: number | undefined;
   renewAt: number | undefined;
@@ -85,7 +106,8 @@ export class AcmeManager {
   readonly #logger: Logger;
   readonly #sections = new Map<string, Section>();
   readonly #names = new Map<string, NameState>();
-  #queue: Promise<void> = Promise.resolve();
+  readonly #queue: OrderQueue<NameState>;
+  readonly #keeper: StorageKeeper;
   #closed = false;
   /** Issuance results (metrics). */
   readonly results = { ok: 0, failed: 0 };
@@ -93,6 +115,8 @@ export class AcmeManager {
   constructor(sink: IssuedSink, logger: Logger) {
     this.#sink = sink;
     this.#logger = logger;
+    this.#keeper = new StorageKeeper(logger);
+    this.#queue = new OrderQueue((s) => this.#order(s), AcmeManager.#rank, logger);
   }
 
   /** Follows the engine's listeners and routing table: starts new names, drops removed ones. */
@@ -100,32 +124,35 @@ export class AcmeManager {
     if (this.#closed) return;
     const { loaded } = engine;
     const wanted = new Set<string>();
-    const cas: Buffer[] = [];
     for (const l of loaded.config.listeners) {
       if (l.tls !== 'terminate' || l.acme === undefined) continue;
       const spec = l.acme as AcmeSection;
       const key = JSON.stringify([l.name, spec]);
       let section = this.#sections.get(l.name);
       if (section === undefined || section.key !== key) {
+        const dir = resolve(loaded.dir, spec.storage);
         section = {
           key,
           listener: l.name,
           spec,
-          storage: new AcmeStorage(resolve(loaded.dir, spec.storage)),
+          storage: new AcmeStorage(dir),
+          account: JSON.stringify([spec.directory, dir]),
+          caPath: spec.ca === undefined ? undefined : resolve(loaded.dir, spec.ca),
           client: undefined,
+          skipped: section?.skipped ?? '',
         };
         this.#sections.set(l.name, section);
       }
-      if (spec.ca !== undefined) {
-        try {
-          cas.push(readFileSync(resolve(loaded.dir, spec.ca)));
-        } catch (e) {
-          this.#logger.error({ listener: l.name, err: (e as Error).message }, 'acme: cannot read ca');
-        }
-      }
       const book = engine.book as Partial<RoutingTableSource>;
-      const names = spec.names ?? routingTableHosts(book.routingTable?.());
-      for (const name of names) {
+      const { names, skipped } = chooseNames({
+        configured: spec.names,
+        book: spec.names === undefined ? routingTableHosts(book.routingTable?.()) : [],
+        held: this.#held(section),
+        domains: spec.domains,
+        maxNames: spec.maxNames,
+      });
+      this.#logSkipped(section, skipped);
+      for (const { name, priority } of names) {
         const id = `${l.name}\0${name}`;
         wanted.add(id);
         const known = this.#names.get(id);
@@ -135,6 +162,7 @@ export class AcmeManager {
         const state: NameState = {
           section,
           name,
+          priority,
           notAfter: undefined,
           lastIssued: undefined,
           renewAt: undefined,
@@ -150,11 +178,11 @@ export class AcmeManager {
         void this.#begin(state);
       }
     }
-    // acme-client talks through one axios instance: the CAs of every section are trusted together.
-    if (cas.length > 0) acme.axios.defaults.httpsAgent = new Agent({ ca: cas.map((c) => c.toString()) });
     for (const [id, state] of this.#names) if (!wanted.has(id)) this.#drop(id, state, true);
     for (const [name, s] of this.#sections)
       if (![...this.#names.values()].some((n) => n.section === s)) this.#sections.delete(name);
+    const accounts = new Set([...this.#sections.values()].map((s) => s.account));
+    this.#queue.keepAccounts(accounts);
   }
 
   /** Every name's state (admin `GET /certificates`). */
@@ -167,13 +195,34 @@ export class AcmeManager {
       renewAt: s.renewAt === undefined ? undefined : new Date(s.renewAt).toISOString(),
       failures: s.failures,
       lastError: s.lastError,
+      stored: this.#keeper.stored(s.section.storage, s.name),
     }));
   }
 
   /** Stops every timer; an order in flight finishes but is not followed up. */
   close(): void {
     this.#closed = true;
+    this.#queue.close();
     for (const [id, s] of this.#names) this.#drop(id, s, false);
+    this.#keeper.close();
+  }
+
+  /** Names a section holds a certificate for: served now, or in its storage (renewals rank first). */
+  #held(section: Section): Set<string> {
+    const held = new Set<string>();
+    for (const s of this.#names.values()) if (s.section.listener === section.listener && s.published) held.add(s.name);
+    try {
+      for (const f of readdirSync(join(section.storage.dir, 'certs')))
+        if (f.endsWith('.crt')) held.add(f.slice(0, -'.crt'.length));
+    } catch {}
+    return held;
+  }
+
+  #logSkipped(section: Section, skipped: SkippedName[]): void {
+    const key = JSON.stringify(skipped);
+    if (key === section.skipped) return;
+    section.skipped = key;
+    if (skipped.length > 0) this.#logger.warn(...skippedLine(section.listener, section.spec, skipped));
   }
 
   /** Stops following a name; `withdraw` also stops serving its certificate on every thread. */
@@ -181,6 +230,7 @@ export class AcmeManager {
     s.removed = true;
     if (s.timer !== undefined) clearTimeout(s.timer);
     this.#names.delete(id);
+    this.#queue.delete(s);
     if (!withdraw || !s.published) return;
     const { listener } = s.section;
     this.#sink({ kind: 'certificate-withdrawn', listener, name: s.name }).catch((e: unknown) =>
@@ -204,8 +254,8 @@ export class AcmeManager {
         this.#schedule(s);
         return;
       }
-    } catch (e) {
-      this.#logger.error({ listener: s.section.listener, name: s.name, err: (e as Error).message }, 'acme: storage');
+    } catch {
+      // Storage that cannot be opened is reported by the probe before any order (#order).
     }
     this.#enqueue(s);
   }
@@ -240,18 +290,35 @@ export class AcmeManager {
     s.timer.unref();
   }
 
-  /** Orders run one at a time (a CA's rate limits, and one challenge set per name at once). */
   #enqueue(s: NameState): void {
-    this.#queue = this.#queue.then(() => this.#order(s));
+    if (s.removed || this.#closed) return;
+    this.#queue.add(s);
+  }
+
+  /** Configured names first, then names with a certificate (renewals), then new names from the book. */
+  static #rank(s: NameState): number {
+    return s.published ? Math.min(s.priority, PRIORITY.held) : s.priority;
+  }
+
+  /** False (and the name probed again later) when the section's storage cannot be written. */
+  async #storageWritable(s: NameState): Promise<boolean> {
+    const { retryInMs, error } = await this.#keeper.probe(s.section.storage, s.section.listener);
+    if (retryInMs === 0) return true;
+    s.lastError = error;
+    if (!s.removed && !this.#closed) this.#at(s, Date.now() + retryInMs);
+    return false;
   }
 
   async #order(s: NameState): Promise<void> {
     if (s.removed || this.#closed) return;
     const { section } = s;
     const log = { listener: section.listener, name: s.name, challenge: section.spec.challenge };
+    if (!(await this.#storageWritable(s))) return;
+    if (s.removed || this.#closed) return;
     s.ordering = true;
     try {
       const client = await this.#client(section);
+      this.#queue.spend(s);
       this.#logger.info(log, s.notAfter === undefined ? 'acme: ordering a certificate' : 'acme: renewing');
       const { cert, key } = await orderCertificate({
         client,
@@ -261,7 +328,8 @@ export class AcmeManager {
         email: section.spec.email,
         sink: this.#sink,
       });
-      await section.storage.save(s.name, cert, key);
+      // Kept (and served) even when storage refuses it now: StorageKeeper saves it later.
+      await this.#keeper.store(section.storage, section.listener, s.name, cert, key);
       if (s.removed) return;
       await this.#publish(s, cert, key);
       s.lastIssued = Date.now();
@@ -278,7 +346,7 @@ export class AcmeManager {
       this.results.failed++;
       if (channels.acmeIssued.hasSubscribers)
         channels.acmeIssued.publish({ listener: section.listener, name: s.name, result: 'failed', error: s.lastError });
-      const retry = Math.min(RETRY_MIN_MS * 2 ** (s.failures - 1), RETRY_MAX_MS);
+      const retry = backoff(RETRY_MIN_MS, RETRY_MAX_MS, s.failures);
       this.#logger.error(
         { ...log, err: s.lastError, failures: s.failures, retryInMs: retry },
         s.notAfter === undefined
@@ -292,33 +360,13 @@ export class AcmeManager {
   }
 
   #client(section: Section): Promise<acme.Client> {
-    section.client ??= this.#account(section);
+    section.client ??= createClient(
+      { directory: section.spec.directory, email: section.spec.email, caPath: section.caPath },
+      section.storage,
+    );
     section.client.catch(() => {
       section.client = undefined;
     });
     return section.client;
-  }
-
-  /** The account: its key and URL from storage, registered (and both stored) on first use. */
-  async #account(section: Section): Promise<acme.Client> {
-    const { storage, spec } = section;
-    const accountKey = await storage.accountKey(() => acme.crypto.createPrivateEcdsaKey());
-    const accountUrl = await storage.accountUrl(spec.directory);
-    const client = new acme.Client({
-      directoryUrl: spec.directory,
-      accountKey,
-      ...(accountUrl === undefined ? {} : { accountUrl }),
-      backoffAttempts: 12,
-      backoffMin: 500,
-      backoffMax: 10_000,
-    });
-    if (accountUrl === undefined) {
-      await client.createAccount({
-        termsOfServiceAgreed: true,
-        ...(spec.email === undefined ? {} : { contact: [`mailto:${spec.email}`] }),
-      });
-      await storage.saveAccountUrl(spec.directory, client.getAccountUrl());
-    }
-    return client;
   }
 }

@@ -7,11 +7,16 @@
  *   <storage>/certs/<name>.crt       certificate chain (PEM) for one host name
  *   <storage>/certs/<name>.key       its private key
  *
- * A restart reads the stored certificates back, so it does not order again.
+ * A restart reads the stored certificates back, so it does not order again. Before any order
+ * the manager calls `probe()`: every directory above must take a new file (created exclusively
+ * under an unpredictable name, never through a symlink, written, fsynced, removed), so a CA is
+ * never asked for a certificate the router could not keep.
  */
-import { X509Certificate } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SwitchboardError } from '../../src/errors.ts';
 
 /** A certificate read back from storage. */
 export interface StoredCertificate {
@@ -37,6 +42,33 @@ export class AcmeStorage {
     await mkdir(join(this.dir, 'certs'), { recursive: true, mode: 0o700 });
     await chmod(this.dir, 0o700);
     await chmod(join(this.dir, 'certs'), 0o700);
+  }
+
+  /**
+   * Proves the storage can be written: creates the directories if missing, then in each one
+   * creates a probe file exclusively (`O_EXCL | O_NOFOLLOW`, random name), writes, fsyncs and
+   * removes it. Rejects with an `SWB_ERR_ACME_STORAGE` error naming the directory.
+   */
+  async probe(): Promise<void> {
+    try {
+      await this.open();
+    } catch (e) {
+      throw storageError(`cannot create ${join(this.dir, 'certs')}`, e);
+    }
+    for (const dir of [this.dir, join(this.dir, 'certs')]) {
+      const s = await lstat(dir).catch((e: unknown) => {
+        throw storageError(`cannot stat ${dir}`, e);
+      });
+      if (!s.isDirectory()) throw storageError(`${dir} is not a directory`);
+      const path = join(dir, `.probe-${randomBytes(12).toString('hex')}`);
+      try {
+        await writeExclusive(path, Buffer.from('switchboard acme storage probe\n'));
+      } catch (e) {
+        throw storageError(`cannot write in ${dir}`, e);
+      } finally {
+        await unlink(path).catch(() => {});
+      }
+    }
   }
 
   /** The account key, created by `create` on first use. */
@@ -93,13 +125,37 @@ export class AcmeStorage {
   }
 
   #base(name: string): string {
-    if (!NAME.test(name)) throw new Error(`acme: ${JSON.stringify(name)} is not a host name`);
+    if (!NAME.test(name)) throw storageError(`${JSON.stringify(name)} is not a host name`);
     return join(this.dir, 'certs', name);
   }
 
+  /** Writes `path` by rename from a fresh, fsynced temporary file (removed again on failure). */
   async #write(path: string, data: Buffer): Promise<void> {
-    const tmp = `${path}.${process.pid}.tmp`;
-    await writeFile(tmp, data, { mode: 0o600 });
-    await rename(tmp, path);
+    const tmp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
+    try {
+      await writeExclusive(tmp, data);
+      await rename(tmp, path);
+    } catch (e) {
+      await unlink(tmp).catch(() => {});
+      throw storageError(`cannot write ${path}`, e);
+    }
   }
+}
+
+const EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
+
+/** Creates `path` (never an existing file or a symlink), writes `data` and fsyncs it, 0600. */
+async function writeExclusive(path: string, data: Buffer): Promise<void> {
+  const fh = await open(path, EXCLUSIVE, 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function storageError(message: string, cause?: unknown): SwitchboardError {
+  const inner = cause === undefined ? '' : `: ${(cause as Error).message}`;
+  return new SwitchboardError('SWB_ERR_ACME_STORAGE', `acme storage: ${message}${inner}`, { cause });
 }

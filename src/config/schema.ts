@@ -76,10 +76,16 @@ export const acmeSchema = z.strictObject({
   email: z.string().email('expected a contact e-mail address').optional(),
   /** Default: the exact host names of the routing table. */
   names: z.array(hostName).optional(),
+  /** Registered domains the routing table's names must equal or be under to be ordered (docs/acme.md). */
+  domains: z.array(hostName).min(1).optional(),
+  /** At most this many names in this section; routing-table names past it are skipped (logged). */
+  maxNames: z.number().int().min(1).max(10_000).default(100),
+  /** At most this many orders (new and renewals) per hour per account (directory + storage); the rest wait. */
+  maxOrdersPerHour: z.number().int().min(1).max(10_000).default(20),
   challenge: z.enum(['tls-alpn-01', 'http-01']).default('tls-alpn-01'),
   storage: z.string().min(1),
   renewBefore: duration.default(30 * 86_400_000),
-  /** Trust for the directory's own TLS (test servers like pebble). */
+  /** Trust for the directory's own TLS (test servers like pebble), for this section's requests only. */
   ca: z.string().min(1).optional(),
 });
 
@@ -143,6 +149,20 @@ function checkListenerTls(l: z.output<typeof listenerSchema>, i: number, ctx: z.
       issue('certificates', `certificates need tls: terminate (this listener is ${l.tls})`);
     if (l.clientAuth !== undefined) issue('clientAuth', `clientAuth needs tls: terminate (this listener is ${l.tls})`);
   }
+  if (l.acme !== undefined) checkAcmeNames(l.acme, i, ctx);
+}
+
+/** `acme.names` within `maxNames` and under `domains` (routing-table names past them are skipped at run time). */
+function checkAcmeNames(a: z.output<typeof acmeSchema>, i: number, ctx: z.RefinementCtx): void {
+  const path = ['listeners', i, 'acme', 'names'];
+  if (a.names === undefined) return;
+  if (a.names.length > a.maxNames)
+    ctx.addIssue({ code: 'custom', path, message: `${a.names.length} names, more than acme.maxNames (${a.maxNames})` });
+  const { domains } = a;
+  if (domains === undefined) return;
+  for (const [j, n] of a.names.entries())
+    if (!domains.some((d) => n === d || n.endsWith(`.${d}`)))
+      ctx.addIssue({ code: 'custom', path: [...path, j], message: `${n} is not under acme.domains` });
 }
 
 export const limitsSchema = z.strictObject({

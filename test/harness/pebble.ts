@@ -30,6 +30,10 @@ export interface Pebble {
   root(): Promise<string>;
   /** Orders pebble has seen finalised (its output). */
   output(): string;
+  /** Orders created so far (pebble logs `There are now N orders in the db`; the last N). */
+  orders(): number;
+  /** Certificates issued so far (pebble logs `Issued certificate serial … for order …`). */
+  issued(): number;
   close(): Promise<void>;
 }
 
@@ -141,6 +145,11 @@ export async function startPebble(opts: {
       return r.body;
     },
     output: () => pebble.output(),
+    orders: () => {
+      const counts = [...pebble.output().matchAll(/There are now (\d+) orders in the db/g)];
+      return counts.length === 0 ? 0 : Number(counts[counts.length - 1]![1]);
+    },
+    issued: () => pebble.output().match(/Issued certificate serial/g)?.length ?? 0,
     async close() {
       agent.destroy();
       await pebble.close();
