@@ -16,7 +16,8 @@
  *    idleTimeout and idleTimeout × (1 + 1 / IDLE_TICKS).
  * 3. An error on one side destroys both (STYLE §13); a close without an error ends the other
  *    once its writes have flushed. `onDone` runs once, after both sockets have closed, with why
- *    the splice ended.
+ *    the splice ended (and, for an error or a timeout, a reason for the access line: the
+ *    error's message, such as the listener pipeline's `half-close timeout`).
  * 4. An upstream socket opened for a splice reads into reused buffers (src/own-reads.ts): its
  *    reads come to `upstreamChunk` instead of a 'data' listener, and a write that does not
  *    complete at once keeps the buffer it refers to.
@@ -30,6 +31,9 @@ import { arm, Deadline, disarm } from './deadline.ts';
 import { hasOwnReads, keep, takeReads } from './own-reads.ts';
 
 export type SpliceEnd = 'ok' | 'idle_timeout' | 'client_error' | 'upstream_error';
+
+/** How a splice ended, and why when it was not `ok` (the access line's reason). */
+export type SpliceDone = (end: SpliceEnd, reason?: string) => void;
 
 /** A stage on the client → upstream bytes, used until it is `done` (then dropped). */
 export interface ClientFilter {
@@ -52,8 +56,9 @@ const IDLE_TICKS = 4;
 class Splice {
   declare readonly client: Socket;
   declare readonly upstream: Socket;
-  declare readonly onDone: (end: SpliceEnd) => void;
+  declare readonly onDone: SpliceDone;
   declare end: SpliceEnd;
+  declare reason: string | undefined;
   declare open: number;
   declare activity: number;
   declare seen: number;
@@ -66,11 +71,12 @@ class Splice {
   /** The client's current 'data' listener. */
   declare clientListener: (this: Socket, chunk: Buffer) => void;
 
-  constructor(client: Socket, upstream: Socket, onDone: (end: SpliceEnd) => void, stage: ClientFilter | undefined) {
+  constructor(client: Socket, upstream: Socket, onDone: SpliceDone, stage: ClientFilter | undefined) {
     this.client = client;
     this.upstream = upstream;
     this.onDone = onDone;
     this.end = 'ok';
+    this.reason = undefined;
     this.open = 2;
     this.activity = 0;
     this.seen = 0;
@@ -81,8 +87,11 @@ class Splice {
     this.clientListener = stage === undefined ? clientData : clientFiltered;
   }
 
-  fail(why: SpliceEnd): void {
-    if (this.end === 'ok') this.end = why;
+  fail(why: SpliceEnd, reason: string): void {
+    if (this.end === 'ok') {
+      this.end = why;
+      this.reason = reason;
+    }
     this.client.destroy();
     this.upstream.destroy();
   }
@@ -90,7 +99,7 @@ class Splice {
   closed(): void {
     if (--this.open > 0) return;
     if (this.idle !== undefined) disarm(this.idle);
-    this.onDone(this.end);
+    this.onDone(this.end, this.reason);
   }
 
   endUpstream(): void {
@@ -154,12 +163,12 @@ function dropChunk(): boolean {
   return true;
 }
 
-function clientError(this: Socket): void {
-  spliceOf(this).fail('client_error');
+function clientError(this: Socket, err: Error): void {
+  spliceOf(this).fail('client_error', `client: ${err.message}`);
 }
 
-function upstreamError(this: Socket): void {
-  spliceOf(this).fail('upstream_error');
+function upstreamError(this: Socket, err: Error): void {
+  spliceOf(this).fail('upstream_error', `upstream: ${err.message}`);
 }
 
 function upstreamDrain(this: Socket): void {
@@ -202,7 +211,7 @@ function tick(s: Splice): void {
     s.seen = s.activity;
     s.quiet = 0;
   } else if (++s.quiet >= IDLE_TICKS) {
-    s.fail('idle_timeout');
+    s.fail('idle_timeout', 'no traffic within idleTimeout');
     return;
   }
   arm(s.idle!, s.period);
@@ -217,7 +226,7 @@ export function splice(
   upstream: Socket,
   head: Buffer | undefined,
   idleTimeout: number,
-  onDone: (end: SpliceEnd) => void,
+  onDone: SpliceDone,
   filter?: ClientFilter,
 ): void {
   const first = filter !== undefined && head !== undefined ? filter.push(head) : head;

@@ -98,11 +98,13 @@ function stop(d: PerRequestDriver, result: string): void {
   d.pool.destroyAll();
 }
 
-/** The client's 'error' listener. */
-export function onError(d: PerRequestDriver): void {
+/** The client's 'error' listener (a reset, or the pipeline's half-close or lifetime bound). */
+export function onError(d: PerRequestDriver, err: Error): void {
   if (d.state === 'tunnel') return;
-  d.exchange?.finish('client_error');
+  const reason = `client: ${err.message}`;
+  d.exchange?.finish('client_error', undefined, reason);
   d.exchange = undefined;
+  if (d.result === 'ok') d.s.connection.reason = reason;
   abort(d, 'client_error');
 }
 

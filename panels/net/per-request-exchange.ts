@@ -86,11 +86,12 @@ export function tunnel(d: PerRequestDriver, link: UpstreamLink): void {
   d.pending = undefined;
   const read = c.bytesRead;
   const written = c.bytesWritten;
-  splice(c, link.socket, pending, d.s.engine.limits.idleTimeout, (end) => {
+  splice(c, link.socket, pending, d.s.engine.limits.idleTimeout, (end, reason) => {
     ex.record.bytesIn += c.bytesRead - read + (pending?.length ?? 0);
     ex.record.bytesOut = link.bytesOut + c.bytesWritten - written;
-    ex.finish(end);
+    ex.finish(end, undefined, reason);
     d.result = end;
+    if (reason !== undefined) d.s.connection.reason = reason;
     finish(d);
   });
 }

@@ -11,7 +11,7 @@
  *    beyond `limits.maxIdleUpstreamsPerConnection` is closed), else a new connection through the
  *    upstream pipeline, which starts with that pick and retries per the cluster policy.
  * 3. While connecting the client is read into `pending`; `connected` frames it once the link is
- *    there. A connect that ends after the connection closed destroys its socket. A request the
+ *    there, and passes on a FIN the client sent meanwhile if its body is still in flight. A connect that ends after the connection closed destroys its socket. A request the
  *    outbound PROXY header cannot carry (src/proxy-out.ts) comes back as a refusal, answered
  *    like a failed connect (431 for an AUTHORITY longer than a host name).
  * 4. A reused link may be closing when a request goes out on it (the backend's response and FIN
@@ -27,7 +27,7 @@ import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
 import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
-import type { PerRequestDriver } from './per-request.ts';
+import type { PerRequestDriver, State } from './per-request.ts';
 import { flow, frame } from './per-request-client.ts';
 import { failed, refuse, requestLog } from './per-request-end.ts';
 import { linkKey, UpstreamLink } from './upstream-link.ts';
@@ -197,6 +197,10 @@ function connected(
   d.pending = undefined;
   const buf = pending === undefined ? view : Buffer.concat([view, pending]);
   frame(d, buf, consumed, 0);
+  // A client FIN that came while connecting, in the middle of a body: passed on now, as
+  // per-request-client.ts onEnd does once a link is there (the backend may read to the end).
+  // (`frame` moved the state on: TypeScript still holds it at the `connecting` checked above.)
+  if (d.clientEnded && (d.state as State) === 'body') d.link?.socket.end();
   flow(d);
 }
 

@@ -174,8 +174,8 @@ function clientEnd(this: Socket): void {
   dispatch(this, onEnd);
 }
 
-function clientError(this: Socket): void {
-  dispatch(this, onError);
+function clientError(this: Socket, err: Error): void {
+  dispatch(this, (d) => onError(d, err));
 }
 
 function clientClose(this: Socket): void {
