@@ -168,6 +168,11 @@ function checkAcmeNames(a: z.output<typeof acmeSchema>, i: number, ctx: z.Refine
 export const limitsSchema = z.strictObject({
   peekTimeout: duration.default(10_000),
   maxHeaderBytes: z.number().int().min(1024).max(1_048_576).default(16_384),
+  /**
+   * Header fields one request may carry (HTTP/1 field lines; an HTTP/2 list without its
+   * pseudo-headers): more is answered 431. Node backends keep 2,000, HAProxy refuses over 101.
+   */
+  maxHeaderCount: z.number().int().min(1).max(1_000).default(100),
   connectTimeout: duration.default(2_000),
   idleTimeout: duration.default(60_000),
   drainTimeout: duration.default(30_000),
@@ -222,11 +227,6 @@ export const configSchema = z
     limits: limitsSchema.default(limitsSchema.parse({})),
     operator: pluginRef('bfe'),
     addressBook: pluginRef('bfe'),
-  /**
-   * Header fields one request may carry (HTTP/1 field lines; an HTTP/2 list without its
-   * pseudo-headers): more is answered 431. Node backends keep 2,000, HAProxy refuses over 101.
-   */
-  maxHeaderCount: z.number().int().min(1).max(1_000).default(100),
     admin: adminSchema.optional(),
     log: z
       .strictObject({
