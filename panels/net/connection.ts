@@ -123,7 +123,14 @@ export function handleConnection(
       return;
     }
     const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
-    splice(socket, upstream, peeked.buffer, engine.limits.idleTimeout, (end, reason) => log(end, undefined, reason), filter);
+    splice(
+      socket,
+      upstream,
+      peeked.buffer,
+      engine.limits.idleTimeout,
+      (end, reason) => log(end, undefined, reason),
+      filter,
+    );
   };
 
   const route = (peeked: Peeked) => {
