@@ -147,7 +147,7 @@ export class AcmeManager {
       const { names, skipped } = chooseNames({
         configured: spec.names,
         book: spec.names === undefined ? routingTableHosts(book.routingTable?.()) : [],
-        held: this.#held(section),
+        held: spec.names === undefined ? this.#held(section) : new Set(),
         domains: spec.domains,
         maxNames: spec.maxNames,
       });

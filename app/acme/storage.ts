@@ -53,6 +53,8 @@ export class AcmeStorage {
     try {
       await this.open();
     } catch (e) {
+      const { code, path } = e as NodeJS.ErrnoException;
+      if (code === 'EEXIST' || code === 'ENOTDIR') throw storageError(`${path ?? this.dir} is not a directory`);
       throw storageError(`cannot create ${join(this.dir, 'certs')}`, e);
     }
     for (const dir of [this.dir, join(this.dir, 'certs')]) {
