@@ -45,12 +45,14 @@ export class OrderQueue<T extends Queued> {
     this.#logger = logger;
   }
 
+  /** Queues `item` (once; a queued item is not queued twice) and starts it if nothing runs. */
   add(item: T): void {
     if (this.#closed) return;
     this.#pending.add(item);
     this.#pump();
   }
 
+  /** Forgets a queued item (its name left the config). */
   delete(item: T): void {
     this.#pending.delete(item);
   }
@@ -66,6 +68,7 @@ export class OrderQueue<T extends Queued> {
     for (const a of this.#budgets.keys()) if (!accounts.has(a)) this.#budgets.delete(a);
   }
 
+  /** Starts nothing more; an order in flight finishes. */
   close(): void {
     this.#closed = true;
     if (this.#wake !== undefined) clearTimeout(this.#wake);
