@@ -24,7 +24,9 @@
  * 5. An optional `ClientFilter` sits on the client → upstream direction (the peeked bytes
  *    included) until it says `done`; then its 'data' listener is swapped for the plain one. The
  *    one user: h2c on the net panel, which cuts the client's ACK of the router's SETTINGS
- *    (src/h2c-settings-ack.ts).
+ *    (src/h2c-settings-ack.ts). Another may sit on the upstream → client direction the same
+ *    way (h2c: the backend's ACKs of what the router answered before routing,
+ *    src/h2c-backend-acks.ts); without one, the upstream listeners are the plain ones.
  */
 import type { Socket } from 'node:net';
 import { arm, Deadline, disarm } from './deadline.ts';
@@ -70,6 +72,8 @@ class Splice {
   declare stage: ClientFilter | undefined;
   /** The client's current 'data' listener. */
   declare clientListener: (this: Socket, chunk: Buffer) => void;
+  /** The upstream → client filter while it is not done (`upstreamFiltered`, `upstreamChunkFiltered`). */
+  declare back: ClientFilter | undefined;
 
   constructor(client: Socket, upstream: Socket, onDone: SpliceDone, stage: ClientFilter | undefined) {
     this.client = client;
@@ -85,6 +89,7 @@ class Splice {
     this.period = 0;
     this.stage = stage;
     this.clientListener = stage === undefined ? clientData : clientFiltered;
+    this.back = undefined;
   }
 
   fail(why: SpliceEnd, reason: string): void {
@@ -100,6 +105,12 @@ class Splice {
     if (--this.open > 0) return;
     if (this.idle !== undefined) disarm(this.idle);
     this.onDone(this.end, this.reason);
+  }
+
+  endClient(): void {
+    const held = this.back?.flush();
+    if (held !== undefined && held.length > 0) this.client.end(held);
+    else this.client.end();
   }
 
   endUpstream(): void {
@@ -158,6 +169,34 @@ function upstreamChunk(socket: Socket, chunk: Buffer): boolean {
   return ok; // false: reading stops until the client's 'drain' (clientDrain resumes it)
 }
 
+/** `upstreamData` through the `back` filter until it is done, then the plain listener. */
+function upstreamFiltered(this: Socket, chunk: Buffer): void {
+  const s = spliceOf(this);
+  s.activity++;
+  const out = s.back!.push(chunk);
+  if (s.back!.done) {
+    s.back = undefined;
+    this.removeListener('data', upstreamFiltered);
+    this.on('data', upstreamData);
+  }
+  if (out.length > 0 && !s.client.write(out)) this.pause();
+}
+
+/** `upstreamChunk` through the `back` filter until it is done, then the plain consumer. */
+function upstreamChunkFiltered(socket: Socket, chunk: Buffer): boolean {
+  const s = spliceOf(socket);
+  const out = s.back!.push(chunk);
+  if (s.back!.done) {
+    s.back = undefined;
+    takeReads(socket, upstreamChunk);
+  }
+  if (out.length === 0) {
+    s.activity++;
+    return true;
+  }
+  return upstreamChunk(socket, out);
+}
+
 /** Reads of an upstream whose client has closed: dropped, as 'data' with no listener is. */
 function dropChunk(): boolean {
   return true;
@@ -186,7 +225,7 @@ function clientDrain(this: Socket): void {
 function clientClose(this: Socket): void {
   const s = spliceOf(this);
   if (hasOwnReads(s.upstream)) takeReads(s.upstream, dropChunk);
-  else s.upstream.removeListener('data', upstreamData);
+  else s.upstream.removeListener('data', s.back === undefined ? upstreamData : upstreamFiltered);
   s.upstream.destroySoon();
   s.closed();
 }
@@ -203,7 +242,7 @@ function clientEnd(this: Socket): void {
 }
 
 function upstreamEnd(this: Socket): void {
-  spliceOf(this).client.end();
+  spliceOf(this).endClient();
 }
 
 function tick(s: Splice): void {
@@ -219,7 +258,7 @@ function tick(s: Splice): void {
 
 /**
  * Splices `client` and `upstream`; `head` (the peeked bytes) is written upstream first, through
- * `filter` when one is given.
+ * `filter` when one is given; the upstream's bytes go through `back` when one is given.
  */
 export function splice(
   client: Socket,
@@ -228,9 +267,11 @@ export function splice(
   idleTimeout: number,
   onDone: SpliceDone,
   filter?: ClientFilter,
+  back?: ClientFilter,
 ): void {
   const first = filter !== undefined && head !== undefined ? filter.push(head) : head;
   const s = new Splice(client, upstream, onDone, filter?.done ? undefined : filter);
+  if (back !== undefined && !back.done) s.back = back;
   (client as Spliced)[kSplice] = s;
   (upstream as Spliced)[kSplice] = s;
   client.on('error', clientError);
@@ -238,8 +279,9 @@ export function splice(
   client.on('data', s.clientListener);
   // An upstream that reads into reused buffers takes no 'data' listener (src/own-reads.ts).
   let upstreamGoes = true;
-  if (hasOwnReads(upstream)) upstreamGoes = takeReads(upstream, upstreamChunk);
-  else upstream.on('data', upstreamData);
+  if (hasOwnReads(upstream))
+    upstreamGoes = takeReads(upstream, s.back === undefined ? upstreamChunk : upstreamChunkFiltered);
+  else upstream.on('data', s.back === undefined ? upstreamData : upstreamFiltered);
   upstream.on('drain', upstreamDrain);
   client.on('drain', clientDrain);
   // 'close' and 'end' come once each: `on` spares the `once` wrapper.
@@ -254,7 +296,7 @@ export function splice(
   // Either side may have ended while the route was decided ('end' fires even while paused).
   if (client.readableEnded) s.endUpstream();
   else client.on('end', clientEnd);
-  if (upstream.readableEnded) client.end();
+  if (upstream.readableEnded) s.endClient();
   else upstream.on('end', upstreamEnd);
   // Both sockets arrive paused (peek and connect leave them so): start reading now.
   client.resume();

@@ -9,7 +9,9 @@
  *          → peeked bytes → splice
  *
  * h2c: the router's own empty SETTINGS answer the client's during the peek, and the splice cuts
- * the client's one ACK of them (src/h2c-settings-ack.ts), DESIGN's second byte exception. With
+ * the client's one ACK of them (src/h2c-settings-ack.ts), DESIGN's second byte exception. The
+ * router also ACKs each client SETTINGS and answers each PING before the first HEADERS, and the
+ * splice cuts the backend's own ACKs of those (src/h2c-backend-acks.ts). With
  * `h2c: route` the peek stops at the preface and the connection goes to the stream router
  * (the http2 engine the composition lent the panel): every stream is routed on its own there.
  *
@@ -25,10 +27,12 @@ import { h2cModeOf } from '../../src/config/schema.ts';
 import { channels } from '../../src/diagnostics.ts';
 import type { PanelRuntime } from '../../src/engine.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { BackendAckFilter } from '../../src/h2c-backend-acks.ts';
 import { SettingsAckFilter } from '../../src/h2c-settings-ack.ts';
 import { clientText } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
+import { FLAG, FRAME, FRAME_HEADER_BYTES } from '../../src/peek/h2-frames.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
 import { type RoutablePeek, requestFromPeek } from '../../src/peek/to-request.ts';
@@ -40,6 +44,27 @@ import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src
 import { perRequestStart, runPerRequest } from './per-request.ts';
 
 const noop = () => {};
+
+/** The router's SETTINGS ACK (RFC 9113 §6.5.3). */
+const SETTINGS_ACK = Buffer.from([0, 0, 0, FRAME.SETTINGS, FLAG.ACK, 0, 0, 0, 0]);
+/** Its own empty SETTINGS, then the ACK of the client's first SETTINGS. */
+const PREFACE_AND_ACK = Buffer.concat([SERVER_PREFACE, SETTINGS_ACK]);
+
+/** A PING ACK with the client's 8-byte payload (RFC 9113 §6.7). */
+function pingAck(payload: Buffer): Buffer {
+  const out = Buffer.alloc(FRAME_HEADER_BYTES + 8);
+  out[2] = 8;
+  out[3] = FRAME.PING;
+  out[4] = FLAG.ACK;
+  payload.copy(out, FRAME_HEADER_BYTES);
+  return out;
+}
+
+/** What the router answered of an h2c client's frames before its first HEADERS. */
+interface Answered {
+  settings: number;
+  readonly pings: Buffer[];
+}
 
 function describe(record: AccessRecord, request: Request): void {
   record.protocol = request.protocol;
@@ -123,6 +148,8 @@ export function handleConnection(
       return;
     }
     const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
+    // h2c: the backend's ACKs of what the router answered during the peek are cut on the way back.
+    const back = peeked.kind === 'h2c' ? new BackendAckFilter(answered.settings, answered.pings) : undefined;
     splice(
       socket,
       upstream,
@@ -130,6 +157,7 @@ export function handleConnection(
       engine.limits.idleTimeout,
       (end, reason) => log(end, undefined, reason),
       filter,
+      back,
     );
   };
 
@@ -183,6 +211,23 @@ export function handleConnection(
   };
 
   const h2cMode = h2cModeOf(listener, engine.loaded.config);
+  // h2c (`allow`): the router's own SETTINGS with the ACK of the client's first, then an ACK for
+  // each later SETTINGS and PING before the first HEADERS, before any backend is chosen
+  // (clients such as grpc-js and h2spec wait for them); the splice cuts the backend's own.
+  // Only an `allow` listener peeks h2c frames: the others make no closure for it.
+  const answered: Answered = { settings: 0, pings: [] };
+  const onH2cControl =
+    h2cMode !== 'allow'
+      ? undefined
+      : (type: 'settings' | 'ping', payload: Buffer) => {
+          if (type === 'settings') {
+            socket.write(answered.settings === 0 ? PREFACE_AND_ACK : SETTINGS_ACK);
+            answered.settings++;
+          } else {
+            answered.pings.push(Buffer.from(payload));
+            socket.write(pingAck(payload));
+          }
+        };
   try {
     // The PROXY header, if any, was read by the pipeline: one deadline for both from accept.
     peekThen(
@@ -195,9 +240,7 @@ export function handleConnection(
         h2c: h2cMode === 'route' && handOver === undefined ? 'refuse' : h2cMode,
         proxy: c.proxy,
         paths: listener.pathNormalization,
-        // h2c: our own empty SETTINGS once the client's are in, so clients that wait for the
-        // server's SETTINGS (grpc-js) send their first HEADERS; the splice cuts their ACK of it.
-        onH2cSettings: () => socket.write(SERVER_PREFACE),
+        onH2cControl,
       },
       (failure, peeked) => {
         try {

@@ -50,6 +50,13 @@ export const MAX_PRELUDE_FRAMES = 32;
 /** CONTINUATION frames allowed after the first HEADERS. */
 export const MAX_CONTINUATION_FRAMES = 32;
 
+/**
+ * Told of each SETTINGS (not an ACK) and PING (not an ACK) before the first HEADERS, in byte
+ * order, as the scanner validates it: the panel answers them before any backend is chosen
+ * (RFC 9113 §6.5.3, §6.7). A PING's `payload` is a view of the peek buffer: copy to keep it.
+ */
+export type H2cControl = (type: 'settings' | 'ping', payload: Buffer) => void;
+
 /** The first request of an h2c connection, as routing sees it. */
 export interface H2cHead extends H2cFields {
   readonly streamId: number;
@@ -123,6 +130,8 @@ export class H2cScanner {
    * and valid: the server may answer with its own SETTINGS from then on (RFC 9113 §3.4).
    */
   settingsEnd: number | undefined;
+  /** Called for each prelude SETTINGS and PING that asks for an answer (`H2cControl`). */
+  onControl: H2cControl | undefined;
 
   constructor(maxHeaderBytes: number, maxHeaderCount = DEFAULT_MAX_HEADER_COUNT) {
     this.#max = maxHeaderBytes;
@@ -171,6 +180,10 @@ export class H2cScanner {
       }
       if (buf.length < end) return false;
       checkPreludePayload(buf, frame);
+      if ((frame.flags & FLAG.ACK) === 0 && this.onControl !== undefined) {
+        if (frame.type === FRAME.SETTINGS) this.onControl('settings', buf.subarray(end - frame.length, end));
+        else if (frame.type === FRAME.PING) this.onControl('ping', buf.subarray(end - frame.length, end));
+      }
       this.#offset = end;
       this.#frames = frames + 1;
       if (frames === 0) this.settingsEnd = end;

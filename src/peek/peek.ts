@@ -17,6 +17,7 @@ import { arm, Deadline, disarm } from '../deadline.ts';
 import { isSwitchboardError, type ResultCode } from '../errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { GrowBuffer, type PeekWork } from './grow-buffer.ts';
+import type { H2cControl } from './h2c.ts';
 import type { PathNormalization } from './path.ts';
 import { type H2cMode, type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
 
@@ -60,6 +61,12 @@ export interface PeekOptions {
    * peek itself writes nothing.
    */
   readonly onH2cSettings?: (() => void) | undefined;
+  /**
+   * h2c: called during the peek for each SETTINGS and PING frame before the first HEADERS that
+   * asks for an answer, in byte order (the first is the client's first SETTINGS): the panel
+   * answers them before any backend is chosen. The peek itself writes nothing.
+   */
+  readonly onH2cControl?: H2cControl | undefined;
 }
 
 /** Reads from `socket` until the sniffer decides, the deadline passes, or the client goes away. */
@@ -91,6 +98,7 @@ class Peek {
     this.options = options;
     this.done = done;
     this.sniffer = new Sniffer(options.maxHeaderBytes, options.tls, options.h2c, options.paths, options.maxHeaderCount);
+    this.sniffer.h2cControl = options.onH2cControl;
     this.buffer = new GrowBuffer(options.maxHeaderBytes, options.work);
     this.deadline = new Deadline<Peek>(peekTimedOut, this);
     arm(this.deadline, options.peekTimeout);

@@ -14,7 +14,16 @@
  * that routes every stream, and nothing after the preface is read here.
  */
 import { peerError } from '../errors.ts';
-import { H2_ERROR, H2_PREFACE, type H2cHead, H2cScanner, H2PeekError, looksLikeH2c, startsLikeH2c } from './h2c.ts';
+import {
+  H2_ERROR,
+  H2_PREFACE,
+  type H2cControl,
+  type H2cHead,
+  H2cScanner,
+  H2PeekError,
+  looksLikeH2c,
+  startsLikeH2c,
+} from './h2c.ts';
 import { DEFAULT_MAX_HEADER_COUNT, type Http1Head, Http1HeadScanner } from './http1.ts';
 import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
 import { type ClientHello, ClientHelloScanner, looksLikeTls } from './tls-hello.ts';
@@ -51,6 +60,8 @@ export class Sniffer {
   #h2c: H2cScanner | undefined;
   /** The protocol the bytes looked like, once known (for choosing how to answer errors). */
   kind: SniffedKind | undefined;
+  /** h2c (`allow`): told of the prelude's SETTINGS and PINGs to answer (src/peek/h2c.ts). */
+  h2cControl: H2cControl | undefined;
 
   /**
    * h2c: where the client's first SETTINGS frame ends, once the preface and that frame are
@@ -107,7 +118,10 @@ export class Sniffer {
       }
       case 'h2c': {
         if (this.#h2cMode === 'route') return preface(buf);
-        this.#h2c ??= new H2cScanner(this.#maxHeaderBytes, this.#maxHeaderCount);
+        if (this.#h2c === undefined) {
+          this.#h2c = new H2cScanner(this.#maxHeaderBytes, this.#maxHeaderCount);
+          this.#h2c.onControl = this.h2cControl;
+        }
         const head = this.#h2c.feed(buf);
         return head === undefined ? undefined : { kind: 'h2c', head };
       }
