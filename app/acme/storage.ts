@@ -14,7 +14,7 @@
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SwitchboardError } from '../../src/errors.ts';
 
@@ -58,7 +58,8 @@ export class AcmeStorage {
       throw storageError(`cannot create ${join(this.dir, 'certs')}`, e);
     }
     for (const dir of [this.dir, join(this.dir, 'certs')]) {
-      const s = await lstat(dir).catch((e: unknown) => {
+      // A directory may be a symlink the operator made (storage on another disk); the probe file itself never is.
+      const s = await stat(dir).catch((e: unknown) => {
         throw storageError(`cannot stat ${dir}`, e);
       });
       if (!s.isDirectory()) throw storageError(`${dir} is not a directory`);
@@ -67,9 +68,10 @@ export class AcmeStorage {
         await writeExclusive(path, Buffer.from('switchboard acme storage probe\n'));
       } catch (e) {
         throw storageError(`cannot write in ${dir}`, e);
-      } finally {
-        await unlink(path).catch(() => {});
       }
+      await unlink(path).catch((e: unknown) => {
+        throw storageError(`cannot remove ${path}`, e);
+      });
     }
   }
 
@@ -136,6 +138,10 @@ export class AcmeStorage {
     const tmp = `${path}.${randomBytes(8).toString('hex')}.tmp`;
     try {
       await writeExclusive(tmp, data);
+    } catch (e) {
+      throw storageError(`cannot write ${path}`, e);
+    }
+    try {
       await rename(tmp, path);
     } catch (e) {
       await unlink(tmp).catch(() => {});
@@ -146,15 +152,21 @@ export class AcmeStorage {
 
 const EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 
-/** Creates `path` (never an existing file or a symlink), writes `data` and fsyncs it, 0600. */
+/**
+ * Creates `path` (never an existing file or a symlink), writes `data` and fsyncs it, 0600. On a
+ * failure after the create, the file is removed; nothing else is ever removed.
+ */
 async function writeExclusive(path: string, data: Buffer): Promise<void> {
   const fh = await open(path, EXCLUSIVE, 0o600);
   try {
     await fh.writeFile(data);
     await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (e) {
+    await fh.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw e;
   }
+  await fh.close();
 }
 
 function storageError(message: string, cause?: unknown): SwitchboardError {
