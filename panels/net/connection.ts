@@ -149,7 +149,10 @@ export function handleConnection(
     }
     const filter = peeked.kind === 'h2c' ? new SettingsAckFilter() : undefined;
     // h2c: the backend's ACKs of what the router answered during the peek are cut on the way back.
-    const back = peeked.kind === 'h2c' ? new BackendAckFilter(answered.settings, answered.pings) : undefined;
+    const back =
+      peeked.kind === 'h2c' && answered !== undefined
+        ? new BackendAckFilter(answered.settings, answered.pings)
+        : undefined;
     splice(
       socket,
       upstream,
@@ -214,12 +217,14 @@ export function handleConnection(
   // h2c (`allow`): the router's own SETTINGS with the ACK of the client's first, then an ACK for
   // each later SETTINGS and PING before the first HEADERS, before any backend is chosen
   // (clients such as grpc-js and h2spec wait for them); the splice cuts the backend's own.
-  // Only an `allow` listener peeks h2c frames: the others make no closure for it.
-  const answered: Answered = { settings: 0, pings: [] };
+  // Only an `allow` listener peeks h2c frames: the others make no closure for it, and what was
+  // answered is allocated at the first frame.
+  let answered: Answered | undefined;
   const onH2cControl =
     h2cMode !== 'allow'
       ? undefined
       : (type: 'settings' | 'ping', payload: Buffer) => {
+          answered ??= { settings: 0, pings: [] };
           if (type === 'settings') {
             socket.write(answered.settings === 0 ? PREFACE_AND_ACK : SETTINGS_ACK);
             answered.settings++;
