@@ -9,13 +9,18 @@
  *    by `limits.clientIpv6Prefix`), it is closed at once, unanswered.
  * 2. node:http's own deadlines bound what an admitted connection may hold: the request head
  *    within `admin.headersTimeout` (also when no byte ever comes: answered 408 and closed), the
- *    whole request within `admin.requestTimeout`, and no byte either way for `admin.idleTimeout`
- *    (keep-alive included) closes it. Deadlines are checked every CHECK_MS.
+ *    whole request within `admin.requestTimeout`, and a kept-alive connection with no new request
+ *    for `admin.idleTimeout` is closed. Head and request deadlines are checked every CHECK_MS.
+ *    While a request is being answered no deadline runs (a POST /reload may take a while), as
+ *    node:http does; a client that never reads its answer holds at most its capped places.
+ * 2b. node:http stops checking head deadlines once the server closes, and `closeIdleConnections`
+ *    leaves a connection that never sent a request: each connection also gets a socket timeout
+ *    of `admin.headersTimeout` without a byte until its first request, so those close too.
  * 3. The settings are read from the running config on each new connection, so a reload applies
  *    them to the next connection (the open ones keep the deadlines they were accepted with).
  * 4. Refusals are logged as one warning at most every LOG_EVERY_MS, with how many since the last.
  */
-import type { Server, ServerOptions } from 'node:http';
+import type { IncomingMessage, Server, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AdminConfig } from '../../src/config/schema.ts';
 import { clientKey } from '../../src/listener/client-key.ts';
@@ -58,14 +63,13 @@ export function boundConnections(server: Server, current: () => AdminBounds, log
     logger.warn({ refused, why }, 'admin listener: connections closed unanswered over their cap');
     refused = 0;
   };
-  server.timeout = current().admin.idleTimeout;
+  // The answer is being made: no inactivity bound (node:http sets the keep-alive one after it).
+  server.on('request', (req: IncomingMessage) => req.socket.setTimeout(0));
   server.prependListener('connection', (socket: Socket) => {
     const { admin, ipv6Prefix } = current();
     server.headersTimeout = admin.headersTimeout;
     server.requestTimeout = admin.requestTimeout;
     server.keepAliveTimeout = admin.idleTimeout;
-    // node:http gives the socket this idle timeout right after this listener.
-    server.timeout = admin.idleTimeout;
     if (open >= admin.maxConnections) {
       refuse(socket, `admin.maxConnections ${admin.maxConnections}`);
       return;
@@ -78,6 +82,7 @@ export function boundConnections(server: Server, current: () => AdminBounds, log
     }
     open++;
     perClient.set(key, n + 1);
+    socket.setTimeout(admin.headersTimeout);
     socket.once('close', () => {
       open--;
       const left = (perClient.get(key) ?? 1) - 1;

@@ -49,7 +49,7 @@ export const adminSchema = z.strictObject({
   headersTimeout: duration.default(5_000),
   /** A whole request (head and body) must arrive within this. */
   requestTimeout: duration.default(10_000),
-  /** A connection with no byte either way for this long is closed (keep-alive included). */
+  /** A kept-alive connection with no new request for this long is closed. */
   idleTimeout: duration.default(15_000),
 });
 
