@@ -5,8 +5,9 @@
  * subdirectory, if present) exists and is writable, or can be created (its parent is writable). Paths are relative to the config directory.
  */
 import { constants } from 'node:fs';
-import { access, lstat, readFile, stat } from 'node:fs/promises';
+import { access, lstat, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { PEM_FILE, readUserText } from '../../src/safe-file.ts';
 import type { LoadedConfig } from '../load-config.ts';
 
 async function writable(path: string): Promise<boolean> {
@@ -29,7 +30,7 @@ export async function checkAcme(loaded: Pick<LoadedConfig, 'config' | 'dir'>): P
     if (a.ca !== undefined) {
       const path = resolve(loaded.dir, a.ca);
       try {
-        if (!(await readFile(path, 'utf8')).includes('-----BEGIN CERTIFICATE-----'))
+        if (!(await readUserText(path, PEM_FILE)).includes('-----BEGIN CERTIFICATE-----'))
           errors.push(`${where}.ca: no PEM certificate in ${path}`);
       } catch (e) {
         errors.push(`${where}.ca: cannot read ${path}: ${(e as Error).message}`);

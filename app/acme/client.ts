@@ -8,10 +8,10 @@
  * without it, and nothing trusts the old CA any more.
  */
 import assert from 'node:assert';
-import { readFile } from 'node:fs/promises';
 import { Agent } from 'node:https';
 import * as acme from 'acme-client';
 import { SwitchboardError } from '../../src/errors.ts';
+import { PEM_FILE, readUserText } from '../../src/safe-file.ts';
 import type { AcmeStorage } from './storage.ts';
 
 /** What a client needs from its section. */
@@ -65,7 +65,7 @@ function pinAgent(client: acme.Client, agent: ClientAgent): void {
 
 /** The section's client, its account registered (and stored) on first use. */
 export async function createClient(spec: ClientSpec, storage: AcmeStorage): Promise<acme.Client> {
-  const ca = spec.caPath === undefined ? undefined : await readFile(spec.caPath, 'utf8');
+  const ca = spec.caPath === undefined ? undefined : await readUserText(spec.caPath, PEM_FILE);
   const accountKey = await storage.accountKey(() => acme.crypto.createPrivateEcdsaKey());
   const accountUrl = await storage.accountUrl(spec.directory);
   const client = new acme.Client({

@@ -14,9 +14,10 @@
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SwitchboardError } from '../../src/errors.ts';
+import { FileReadError, PEM_FILE, readUserFile, readUserText } from '../../src/safe-file.ts';
 
 /** A certificate read back from storage. */
 export interface StoredCertificate {
@@ -79,9 +80,9 @@ export class AcmeStorage {
   async accountKey(create: () => Promise<Buffer>): Promise<Buffer> {
     const path = join(this.dir, 'account.key');
     try {
-      return await readFile(path);
+      return await readUserFile(path, PEM_FILE);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      if (!(e instanceof FileReadError) || e.reason !== 'not_found') throw e;
     }
     const key = await create();
     await this.#write(path, key);
@@ -91,7 +92,10 @@ export class AcmeStorage {
   /** The account URL registered at `directory` with the stored key, if any. */
   async accountUrl(directory: string): Promise<string | undefined> {
     try {
-      const stored = JSON.parse(await readFile(join(this.dir, 'account.json'), 'utf8')) as Record<string, unknown>;
+      const stored = JSON.parse(await readUserText(join(this.dir, 'account.json'), PEM_FILE)) as Record<
+        string,
+        unknown
+      >;
       const url = stored[directory];
       return typeof url === 'string' ? url : undefined;
     } catch {
@@ -103,7 +107,7 @@ export class AcmeStorage {
   async saveAccountUrl(directory: string, url: string): Promise<void> {
     let stored: Record<string, unknown> = {};
     try {
-      stored = JSON.parse(await readFile(join(this.dir, 'account.json'), 'utf8')) as Record<string, unknown>;
+      stored = JSON.parse(await readUserText(join(this.dir, 'account.json'), PEM_FILE)) as Record<string, unknown>;
     } catch {}
     stored[directory] = url;
     await this.#write(join(this.dir, 'account.json'), Buffer.from(`${JSON.stringify(stored, null, 2)}\n`));
@@ -113,7 +117,10 @@ export class AcmeStorage {
   async load(name: string): Promise<StoredCertificate | undefined> {
     const base = this.#base(name);
     try {
-      const [cert, key] = await Promise.all([readFile(`${base}.crt`, 'utf8'), readFile(`${base}.key`, 'utf8')]);
+      const [cert, key] = await Promise.all([
+        readUserText(`${base}.crt`, PEM_FILE),
+        readUserText(`${base}.key`, PEM_FILE),
+      ]);
       const x509 = new X509Certificate(cert);
       return { name, cert, key, notBefore: Date.parse(x509.validFrom), notAfter: Date.parse(x509.validTo) };
     } catch {
