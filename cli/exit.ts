@@ -25,7 +25,14 @@ export function debugEnabled(argv: readonly string[] = process.argv, env = proce
 }
 
 /** Codes whose errors are about the config or what it names. */
-const CONFIG_CODES = new Set(['SWB_ERR_CONFIG', 'SWB_ERR_CONDITION', 'SWB_ERR_ADDRESS_BOOK', 'SWB_ERR_PLUGIN']);
+const CONFIG_CODES = new Set([
+  'SWB_ERR_CONFIG',
+  'SWB_ERR_CONDITION',
+  'SWB_ERR_ADDRESS_BOOK',
+  'SWB_ERR_PLUGIN',
+  // A file the config names that could not be read safely (src/safe-file.ts).
+  'SWB_ERR_FILE',
+]);
 
 /** An address-book error caused by an error that is not ours: the store did not answer (etcd down). */
 export function storeDown(e: Error): boolean {
