@@ -163,6 +163,11 @@ describe('admin auth', () => {
       token: '',
       open: ['/healthz', '/readyz'],
       allowedHosts: [],
+      maxConnections: 64,
+      maxConnectionsPerClient: 8,
+      headersTimeout: 5_000,
+      requestTimeout: 10_000,
+      idleTimeout: 15_000,
     });
     expect(adminSchema.parse({ allowedHosts: ['Admin.Internal'] }).allowedHosts).toEqual(['admin.internal']);
     for (const bad of [
