@@ -216,8 +216,15 @@ export class StreamServers implements StreamRouter {
       }
       handleStream(new H2Down(stream, headers, raw, conn, conn?.socket ?? session?.socket), ctx);
     };
-    const { idleTimeout, maxHeaderBytes, maxConcurrentStreams } = engine.limits;
-    const h2 = createH2Server({ settings: { maxConcurrentStreams, maxHeaderListSize: maxHeaderBytes } });
+    const { idleTimeout, maxHeaderBytes, maxConcurrentStreams, maxHeaderCount } = engine.limits;
+    const h2 = createH2Server({
+      settings: { maxConcurrentStreams, maxHeaderListSize: maxHeaderBytes },
+      // Node's own cap on a list's entries (128 by default) would reset a stream with more fields
+      // than that but within limits.maxHeaderCount (up to 1,000). to-request.ts answers 431 past
+      // the configured count, so node's cap sits well above it: a list up to twice the limit is
+      // answered 431, a longer one is reset by node (ENHANCE_YOUR_CALM).
+      maxHeaderListPairs: Math.max(128, 2 * maxHeaderCount + 8),
+    });
     h2.on('stream', onStream);
     h2.on('session', (session: Http2Session) => {
       const member = this.#sessions.add(session);

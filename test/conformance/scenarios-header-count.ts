@@ -144,6 +144,28 @@ export const headerCountScenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'maxHeaderCount: a limit above 128 (node:http2 own list cap) holds exactly on HTTP/2 streams too',
+    spec: 'README limits.maxHeaderCount; issue 40 item 11',
+    async run(p) {
+      const be = await okBackend();
+      try {
+        await withRouter(configFor(p, be, { limits: { maxHeaderCount: 300 } }), async (r) => {
+          if (runsHttp2(p)) {
+            // 250 fields: within the configured 300, past node's default of 128 pairs.
+            expect(await h2cStatus(r.port(), 250)).toBe(200);
+            expect(await h2cStatus(r.port(), 310)).toBe(431);
+          } else {
+            expect(statusOf(await rawRequest(r.port(), head('/at', 250)))).toBe(200);
+            expect(statusOf(await rawRequest(r.port(), head('/over', 310)))).toBe(431);
+          }
+          expect(be.hits).toBe(1);
+        });
+      } finally {
+        await be.close();
+      }
+    },
+  },
+  {
     name: 'maxHeaderCount: an h2c request with more fields is refused (431, or a GOAWAY at the peek of the net panel), never forwarded',
     spec: 'README limits.maxHeaderCount (HTTP/2: the stream answered 431); issue 40 item 11',
     async run(p) {
