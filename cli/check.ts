@@ -14,6 +14,7 @@
  */
 import { basename } from 'node:path';
 import { checkAcme } from '../app/acme/check.ts';
+import { EXIT, storeDown } from '../app/exit.ts';
 import { h2cAllowWarnings } from '../app/h2c-warnings.ts';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
 import { resolveAddressBook } from '../app/plugins.ts';
@@ -27,7 +28,6 @@ import { defaultRandom } from '../src/random.ts';
 import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
 import { UpstreamTls } from '../src/tls/upstream.ts';
 import type { AddressBook } from '../src/types.ts';
-import { EXIT, storeDown } from './exit.ts';
 
 /** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
 const ROUTES_KEYS = ['products', 'clusters', 'conditions', 'defaultProduct'];

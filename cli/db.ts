@@ -1,63 +1,12 @@
 /**
  * `switchboard db init|import|export --db FILE`: create a SQLite routes database, load it from a
- * routes file / config / BFE conf dir / classic list, and print it back as YAML.
+ * routes file / config / BFE conf dir / classic list, and print it back as YAML. The operations
+ * are the book's (`address-books/sqlite/store.ts`); this file parses the arguments and prints.
  */
-import { DatabaseSync } from 'node:sqlite';
 import type { Command } from 'commander';
-import type { RoutingTable } from '../address-books/bfe/routing-table.ts';
-import { routingTableToYaml } from '../address-books/bfe/yaml.ts';
-import type { FileEntry } from '../address-books/file/parse.ts';
-import { loadSqliteView } from '../address-books/sqlite/book.ts';
-import { entriesToRows, loadImportSource, rowsToYaml } from '../address-books/sqlite/import-source.ts';
-import { initDatabase } from '../address-books/sqlite/schema.ts';
-import { writeRoutingTable, writeServers } from '../address-books/sqlite/write.ts';
+import { dbExport, dbImport, dbInit } from '../address-books/sqlite/store.ts';
+import { exitCodeOf } from '../app/exit.ts';
 import { isSwitchboardError, SwitchboardError } from '../src/errors.ts';
-import { exitCodeOf } from './exit.ts';
-
-function open(file: string, readOnly = false): DatabaseSync {
-  try {
-    return new DatabaseSync(file, { readOnly, timeout: 5000 });
-  } catch (e) {
-    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `open ${file}: ${(e as Error).message}`);
-  }
-}
-
-/** Creates the schema in `file` (idempotent). */
-export function dbInit(file: string): void {
-  const db = open(file);
-  try {
-    initDatabase(db);
-  } finally {
-    db.close();
-  }
-}
-
-/** Validates `source` then replaces the matching model's rows of `file` in one transaction. */
-export async function dbImport(file: string, source: string): Promise<{ model: string; warnings: readonly string[] }> {
-  const loaded = await loadImportSource(source);
-  const db = open(file);
-  try {
-    initDatabase(db);
-    if (loaded.model === 'bfe') writeRoutingTable(db, loaded.table);
-    else writeServers(db, loaded.rows);
-  } finally {
-    db.close();
-  }
-  return { model: loaded.model, warnings: loaded.warnings };
-}
-
-/** The database's routes as YAML (a routes file for `bfe`, the `file` book's list for `classic`). */
-export function dbExport(file: string, model: 'bfe' | 'classic'): string {
-  const db = open(file, true);
-  try {
-    const view = loadSqliteView(db, model, `db ${file}`);
-    return model === 'bfe'
-      ? routingTableToYaml(view.table as RoutingTable, [`exported from ${file}`])
-      : rowsToYaml(entriesToRows(view.table as FileEntry[]));
-  } finally {
-    db.close();
-  }
-}
 
 async function report(what: string, run: () => Promise<void> | void): Promise<void> {
   try {

@@ -3,8 +3,8 @@
  * Warnings (BFE keys Switchboard ignores) go to stderr.
  */
 import { importBfeDir } from '../address-books/bfe/index.ts';
+import { exitCodeOf } from '../app/exit.ts';
 import { isSwitchboardError } from '../src/errors.ts';
-import { exitCodeOf } from './exit.ts';
 
 /** Returns the exit code: 0 printed, 3 the directory is missing or invalid (cli/exit.ts). */
 export async function runImportBfe(dir: string): Promise<number> {

@@ -3,13 +3,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { reportError } from '../app/exit.ts';
 import { runStart } from '../app/start.ts';
 import { LOG_LEVELS } from '../src/config/schema.ts';
 import { releaseYoungGeneration } from '../src/young-generation.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';
-import { reportError } from './exit.ts';
 import { addHelp } from './help.ts';
 import { runImportBfe } from './import-bfe.ts';
 import { addRouteCommand } from './route.ts';

@@ -7,6 +7,7 @@
  * matched. Exit codes: 0 routed, 1 no route (or the operator refused), 2 usage, 3 invalid config.
  */
 import type { Command } from 'commander';
+import { reportError } from '../app/exit.ts';
 import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain.ts';
 import { loadConfig } from '../app/load-config.ts';
 import { ConfigError } from '../src/config/errors.ts';
@@ -15,7 +16,6 @@ import { createLogger } from '../src/log.ts';
 import type { OperatorInstance } from '../src/plugin.ts';
 import { defaultRandom } from '../src/random.ts';
 import type { AddressBook } from '../src/types.ts';
-import { reportError } from './exit.ts';
 
 /** Exit codes of `switchboard route`. */
 export const ROUTE_EXIT = { routed: 0, noRoute: 1, usage: 2, config: 3 } as const;

@@ -3,7 +3,7 @@
  * app/config-schema.ts) to stdout, for editors and CI (docs/config-schema.md).
  */
 import { configJsonSchema } from '../app/config-schema.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from '../app/exit.ts';
 
 /** Returns the exit code (0). */
 export async function runSchema(): Promise<number> {

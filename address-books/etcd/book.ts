@@ -117,7 +117,7 @@ export class EtcdAddressBook extends SnapshotBook {
         : new SwitchboardError(
             'SWB_ERR_ADDRESS_BOOK',
             `addressBook.endpoints: ${endpoints.join(',')}: ${(e as Error).message.split('\n')[0]}`,
-            // The store's own error: the CLI exits 1 (runtime), not 3 (config) (cli/exit.ts).
+            // The store's own error: the CLI exits 1 (runtime), not 3 (config) (app/exit.ts).
             { cause: e },
           );
       try {

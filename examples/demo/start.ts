@@ -7,11 +7,11 @@
  *   curl -H 'Host: shop.example.test' -H 'X-Canary: 1' localhost:8080/
  */
 import { fileURLToPath } from 'node:url';
+import { reportError } from '../../app/exit.ts';
 import { runStart } from '../../app/start.ts';
-import { reportError } from '../../cli/exit.ts';
 import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
 
-// A port in use or a bad config: one line and the CLI's exit code (cli/exit.ts), no stack.
+// A port in use or a bad config: one line and the CLI's exit code (app/exit.ts), no stack.
 try {
   await startDemoBackends();
   process.stderr.write(`demo backends: ${DEMO_BACKENDS.map(([n, p]) => `${n} on 127.0.0.1:${p}`).join(', ')}\n`);

@@ -1,6 +1,6 @@
 /**
  * Issue 19 item 1: ordinary mistakes through the real CLI end in one clear line per problem (with
- * its config path) and a documented exit code (cli/exit.ts), never a stack trace.
+ * its config path) and a documented exit code (app/exit.ts), never a stack trace.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

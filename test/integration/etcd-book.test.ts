@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routingTableSchema } from '../../address-books/bfe/routing-table.ts';
 import type { EtcdAddressBook } from '../../address-books/etcd/book.ts';
 import { etcdAddressBook } from '../../address-books/etcd/book.ts';
-import { etcdExportYaml, etcdImportTable } from '../../cli/etcd.ts';
+import { etcdExportYaml, etcdImportTable } from '../../address-books/etcd/store.ts';
 import { LocalRegistry } from '../../src/local-registry.ts';
 import { seededRandom } from '../../src/random.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';

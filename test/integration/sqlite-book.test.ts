@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteAddressBook } from '../../address-books/sqlite/book.ts';
-import { dbImport, dbInit } from '../../cli/db.ts';
+import { dbImport, dbInit } from '../../address-books/sqlite/store.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 

@@ -17,7 +17,7 @@ import { routingTableSchema } from '../../address-books/bfe/routing-table.ts';
 import { formatAge, LastGoodFile } from '../../address-books/lib/last-good.ts';
 import { runToEnd, stringifySteps } from '../../address-books/lib/sliced.ts';
 import { type SqliteAddressBook, sqliteAddressBook } from '../../address-books/sqlite/book.ts';
-import { dbInit } from '../../cli/db.ts';
+import { dbInit } from '../../address-books/sqlite/store.ts';
 import { LocalRegistry } from '../../src/local-registry.ts';
 import { seededRandom } from '../../src/random.ts';
 import { requestFor } from '../conformance/address-book.ts';

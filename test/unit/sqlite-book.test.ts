@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { initDatabase } from '../../address-books/sqlite/schema.ts';
-import { dbExport, dbImport, dbInit } from '../../cli/db.ts';
+import { dbExport, dbImport, dbInit } from '../../address-books/sqlite/store.ts';
 import { LocalRegistry } from '../../src/local-registry.ts';
 import type { PluginContext } from '../../src/plugin.ts';
 import { seededRandom } from '../../src/random.ts';

@@ -10,7 +10,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { runToEnd } from '../../address-books/lib/sliced.ts';
 import { readBfeSteps, readStepsInTransaction } from '../../address-books/sqlite/read.ts';
-import { dbInit } from '../../cli/db.ts';
+import { dbInit } from '../../address-books/sqlite/store.ts';
 import { seededRandom } from '../../src/random.ts';
 import { tempDir } from '../harness/router.ts';
 

@@ -1,5 +1,6 @@
 /**
- * Exit codes and the one place the CLI turns an error into stderr lines (README "Command line"):
+ * Exit codes and the one place the CLI turns an error into stderr lines (README "Command line"),
+ * shared by the commands (cli/) and the demo (examples/demo/start.ts):
  *
  *   0  ok (route: routed)
  *   1  runtime failure: a port in use, an address-book store that does not answer (an
