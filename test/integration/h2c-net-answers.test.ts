@@ -112,6 +112,20 @@ describe('net panel, h2c: allow: SETTINGS and PING answered before routing, the 
     ).toMatchObject({ backend: 'be', path: '/answers' });
   });
 
+  it('PRIORITY, WINDOW_UPDATE on stream 0 and an unknown frame type before the first request: the PING after them is answered (§5.3, §6.9, §5.5; h2spec generic 3.3, 3.9)', async () => {
+    const sessions = backend.sessions;
+    const c = await rawClient(router.port());
+    const priority = frame(FRAME.PRIORITY, 0, 3, Buffer.from([0, 0, 0, 1, 255]));
+    const windowUpdate = frame(FRAME.WINDOW_UPDATE, 0, 0, Buffer.from([0, 0, 0x10, 0]));
+    const unknown = frame(0xfa, 0, 0, Buffer.from('ext'));
+    c.socket.write(Buffer.concat([prelude(), priority, windowUpdate, unknown, ping('alive!!!')]));
+    await eventually(() => c.frames().some(isAck(FRAME.PING)), 5_000, 'a PING ACK');
+    c.socket.destroy();
+    expect(c.frames().find(isAck(FRAME.PING))?.payload.toString('latin1')).toBe('alive!!!');
+    expect(c.frames().some((f) => f.type === FRAME.GOAWAY)).toBe(false);
+    expect(backend.sessions).toBe(sessions);
+  });
+
   it('32 frames before the first request are the bound (a flood guard): the 33rd gets GOAWAY ENHANCE_YOUR_CALM', async () => {
     const sessions = backend.sessions;
     const c = await rawClient(router.port());
