@@ -93,7 +93,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   for (const b of [...restartable, h2]) await b.start();
   const dir = await tempDir({
     'servers.yaml': [
-      `- { host: h2c.test, backends: [127.0.0.1:${ph2}] }`,
+      `- { host: h2c.test, protocol: h2c, backends: [127.0.0.1:${ph2}] }`,
       `- { host: tls.test, backends: [127.0.0.1:${ptls}] }`,
       `- { host: "*", backends: [127.0.0.1:${pa}, 127.0.0.1:${pb}] }`,
       '',
@@ -186,8 +186,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   ]);
   keepAlive.destroy();
   httpsKeepAlive.destroy();
-  // Idle now: give the router time to close what the clients closed, then read its figures.
-  const until = Date.now() + 15_000;
+  // Idle now: give the router time to close what the clients closed, then read its figures. The
+  // h2c streams go through the http2 engine (h2c: route, the per-request default), whose pooled
+  // upstream session to the h2c backend closes after idleTimeout (20 s): wait past that.
+  const until = Date.now() + 25_000;
   while (fdsOf(pid) > start.fds && Date.now() < until) await sleep(200);
   const after = { rss: await rssAfterGc(), fds: fdsOf(pid) };
   gc.close();
