@@ -34,6 +34,7 @@ import type { Connection } from '../../src/listener/connection.ts';
 import type { AccessRecord } from '../../src/log.ts';
 import { FLAG, FRAME, FRAME_HEADER_BYTES } from '../../src/peek/h2-frames.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
+import { isH2cUpgrade } from '../../src/peek/h2c-upgrade.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
 import { type RoutablePeek, requestFromPeek } from '../../src/peek/to-request.ts';
 import { statusOf } from '../../src/respond.ts';
@@ -41,6 +42,7 @@ import { decideRoute, isRouteRefused } from '../../src/route.ts';
 import { splice } from '../../src/splice.ts';
 import type { Request } from '../../src/types.ts';
 import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import { upgradeToH2c } from './h2c-upgrade.ts';
 import { perRequestStart, runPerRequest } from './per-request.ts';
 
 const noop = () => {};
@@ -171,6 +173,27 @@ export function handleConnection(
       socket.unshift(peeked.buffer);
       ended = true;
       handOver!(c);
+      return;
+    }
+    // `Upgrade: h2c`, which only an `h2c: route` peek lets through: the router answers 101
+    // and the stream router takes the connection, the request as stream 1 (h2c-upgrade.ts).
+    if (peeked.kind === 'http1' && peeked.head.upgrade && isH2cUpgrade(peeked.head)) {
+      upgradeToH2c(
+        c,
+        peeked.head,
+        peeked.buffer.subarray(peeked.head.headLength),
+        handOver!,
+        (result, reason, h2Code) => {
+          record.protocol = 'h2c';
+          record.method = peeked.head.method;
+          if (peeked.head.path !== undefined) record.path = peeked.head.path;
+          if (result !== 'client_closed') refuse(result, 'h2c', reason, h2Code);
+          else {
+            socket.destroy();
+            log(result, undefined, reason);
+          }
+        },
+      );
       return;
     }
     let request: Request;

@@ -187,11 +187,12 @@ const REFUSED_UPGRADES = new Set(['h2c', 'h2']);
 
 /**
  * Refuses a request whose Upgrade field offers HTTP/2 (`h2c`, `h2`), whether or not Connection
- * lists `upgrade`: a lenient backend might switch anyway. `who` prefixes the message.
+ * lists `upgrade`: a lenient backend might switch anyway. `who` prefixes the message. `h2c`:
+ * an `h2c: route` listener, where the router itself switches (h2c-upgrade.ts checks the rest).
  */
-export function refuseH2Upgrade(protocols: readonly string[], who: string): void {
+export function refuseH2Upgrade(protocols: readonly string[], who: string, h2c = false): void {
   for (const p of protocols) {
-    if (REFUSED_UPGRADES.has(p)) {
+    if (REFUSED_UPGRADES.has(p) && !(h2c && p === 'h2c')) {
       throw bad(
         who,
         `Upgrade: ${p} is refused (RFC 9113 §3.1: cleartext HTTP/2 starts with prior knowledge, not an upgrade)`,

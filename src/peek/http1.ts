@@ -26,6 +26,7 @@
  */
 
 import { peerError } from '../errors.ts';
+import { checkH2cUpgrade } from './h2c-upgrade.ts';
 import {
   checkField,
   Field,
@@ -93,32 +94,44 @@ export class Http1HeadScanner {
   readonly #paths: PathNormalization;
   readonly #max: number;
   readonly #maxFields: number;
+  readonly #h2c: boolean;
 
   /**
    * `paths`: the listener's `pathNormalization` (src/peek/path.ts); `maxHeaderCount`: field
-   * lines beyond it are refused (431).
+   * lines beyond it are refused (431); `h2cUpgrade`: an `Upgrade: h2c` request that
+   * h2c-upgrade.ts accepts passes (an `h2c: route` listener's first request), else 400.
    */
   constructor(
     maxHeaderBytes: number,
     paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
     maxHeaderCount = DEFAULT_MAX_HEADER_COUNT,
+    h2cUpgrade = false,
   ) {
     this.#scanner = new HeadScanner('request', maxHeaderBytes);
     this.#paths = paths;
     this.#max = maxHeaderBytes;
     this.#maxFields = maxHeaderCount;
+    this.#h2c = h2cUpgrade;
   }
 
   /** True when this scanner was made for these settings (takeHeadScanner). */
   fits(maxHeaderBytes: number, paths: PathNormalization, maxHeaderCount: number): boolean {
-    return this.#max === maxHeaderBytes && this.#paths === paths && this.#maxFields === maxHeaderCount;
+    return this.#max === maxHeaderBytes && this.#paths === paths && this.#maxFields === maxHeaderCount && !this.#h2c;
   }
 
   /** Feeds the accumulated buffer (starting at the head); undefined means "need more bytes". */
   feed(buf: Buffer): Http1Head | undefined {
     const end = this.#scanner.scan(buf);
     if (end === -1) return undefined;
-    return parseHead(buf, this.#scanner.start, this.#scanner.startLineEnd, end, this.#paths, this.#maxFields);
+    return parseHead(
+      buf,
+      this.#scanner.start,
+      this.#scanner.startLineEnd,
+      end,
+      this.#paths,
+      this.#maxFields,
+      this.#h2c,
+    );
   }
 
   /** Starts over for a new head at offset 0 of the next buffer. */
@@ -177,6 +190,7 @@ function parseHead(
   end: number,
   paths: PathNormalization,
   maxFields: number,
+  h2c: boolean,
 ): Http1Head {
   // The request line: the scanner let only SP and visible ASCII through.
   let sp1 = -1;
@@ -288,12 +302,12 @@ function parseHead(
     throw bad(`a body on an HTTP/1.0 ${method} request`);
   }
   const offered = upgradeValues === undefined ? NONE : upgradeProtocols(upgradeValues);
-  refuseH2Upgrade(offered, 'http1');
+  refuseH2Upgrade(offered, 'http1', h2c);
   crossCheck(buf, start, end, method.length + 1, target.length, v, count);
   const tokens = connection === undefined ? NO_TOKENS : connectionTokens(connection);
   // RFC 9110 §7.8: Upgrade in an HTTP/1.0 request is ignored, so no 101 can switch it (issue 40 item 8).
   const upgrade = v === 1 && upgradeValues !== undefined && tokens.has('upgrade');
-  return new ParsedHead(
+  const head = new ParsedHead(
     method,
     target,
     v,
@@ -309,6 +323,8 @@ function parseHead(
     expect !== undefined && expect.toLowerCase() === '100-continue',
     fields,
   );
+  if (h2c && offered.includes('h2c')) checkH2cUpgrade(head, tokens);
+  return head;
 }
 
 /** Body framing (#1–#4, RFC 9112 §6.3): TE and CL are exclusive; TE needs HTTP/1.1. */

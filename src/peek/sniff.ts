@@ -126,7 +126,12 @@ export class Sniffer {
         return head === undefined ? undefined : { kind: 'h2c', head };
       }
       default: {
-        this.#http1 ??= new Http1HeadScanner(this.#maxHeaderBytes, this.#paths, this.#maxHeaderCount);
+        this.#http1 ??= new Http1HeadScanner(
+          this.#maxHeaderBytes,
+          this.#paths,
+          this.#maxHeaderCount,
+          this.#h2cMode === 'route',
+        );
         const head = this.#http1.feed(buf);
         return head === undefined ? undefined : { kind: 'http1', head };
       }

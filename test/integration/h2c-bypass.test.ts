@@ -3,8 +3,9 @@
  * goes to a blackhole; the application backend speaks h2c (it answers `Upgrade: h2c` with 101
  * and would serve whatever the switched connection carries) and records every byte it receives.
  *
- * 1. `Upgrade: h2c` is refused with 400 before any byte reaches a backend, in both routing modes
- *    (RFC 9113 §3.1 deprecates the upgrade; after it the tunnel would carry `/admin/secret`).
+ * 1. `Upgrade: h2c` is refused with 400 before any byte reaches a backend on an `h2c: allow`
+ *    listener, in both routing modes (RFC 9113 §3.1 deprecates the upgrade; after it the tunnel
+ *    would carry `/admin/secret`). `h2c: route` switches it itself: h2c-upgrade.test.ts.
  * 2. `listeners[].h2c: refuse` answers the h2c preface with GOAWAY HTTP_1_1_REQUIRED and one
  *    access line; with `allow` (set here: `route`, the per-request default, is h2c-route.test.ts)
  *    the connection is routed by its first stream, so a later stream for `/admin/secret` reaches
@@ -88,13 +89,17 @@ const H2_ADMIN = Buffer.concat([
   ),
 ]);
 
-describe.each(['per-request', 'per-connection'])('net panel, routing %s: Upgrade: h2c is refused', (routing) => {
+describe.each(['per-request', 'per-connection'])('net panel, %s, h2c: allow: Upgrade: h2c is refused', (routing) => {
   let app: TcpBackend;
   let router: TestRouter;
 
   beforeAll(async () => {
     app = await startH2cBackend('app');
-    router = await startTestRouter({ routing, addressBook: book(app.address) });
+    router = await startTestRouter({
+      routing,
+      listeners: [{ name: 'web', address: '127.0.0.1:0', h2c: 'allow' }],
+      addressBook: book(app.address),
+    });
   });
   afterAll(async () => {
     await router.close();

@@ -61,9 +61,10 @@ const vectors: [string, string, string][] = [
   ['bare LF after a chunk size', `${CHUNKED}2\nab\r\n0\r\n\r\n`, '#6/#12 RFC 9112 §7.1'],
   ['Content-Length in the trailer', `${CHUNKED}2\r\nab\r\n0\r\nContent-Length: 5\r\n\r\n`, '#12 RFC 9110 §6.5.1'],
   [
-    'Upgrade: h2c',
-    `GET / HTTP/1.1\r\n${H}Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n`,
-    'RFC 9113 §3.1 (issue 17 item 5)',
+    // Without a body the first request switches (h2c: route, the per-request default): h2c-upgrade.test.ts.
+    'Upgrade: h2c with a body',
+    `POST / HTTP/1.1\r\n${H}Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\nContent-Length: 2\r\n\r\nhi`,
+    'RFC 9113 §3.1 (issue 17 item 5; issue 40 item 7)',
   ],
 ];
 
