@@ -883,8 +883,9 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
-    name: 'Upgrade: h2c is refused with 400 and reaches no backend, even one that would switch',
-    spec: 'README HTTP/1 routing: what the router checks (RFC 9113 §3.1); issue 17 item 5',
+    name: 'Upgrade: h2c on an h2c: allow listener is refused with 400 and reaches no backend, even one that would switch',
+    // On `h2c: route` (the net panel's per-request default) the router switches it: h2c-upgrade.test.ts.
+    spec: 'README HTTP/1 routing: what the router checks (RFC 9113 §3.1); issue 17 item 5, issue 40 item 7',
     async run(p) {
       // An h2c-capable backend: it answers any request with 101 to h2c.
       const h2c = await startTcpBackend('h2c', (socket) => {
@@ -893,7 +894,8 @@ export const scenarios: readonly Scenario[] = [
         );
       });
       try {
-        await withRouter(p, { addressBook: book(cluster([h2c.address])) }, async (r) => {
+        const listeners = [{ name: 'web', address: '127.0.0.1:0', h2c: 'allow' }];
+        await withRouter(p, { listeners, addressBook: book(cluster([h2c.address])) }, async (r) => {
           const res = await rawRequest(
             r.port(),
             // get() adds `Connection: close`: the Connection tokens are the union of both lines.
