@@ -22,7 +22,8 @@
  *    (even identical: `5, 5` or two `5` lines) is refused, as llhttp and nginx do; more than
  *    one Transfer-Encoding line is refused; `Content-Length: 0` is framing `none`; methods
  *    llhttp does not know are refused; an Upgrade offering `h2c` or `h2` is refused (RFC 9113
- *    §3.1), with or without `Connection: upgrade`.
+ *    §3.1), with or without `Connection: upgrade`, but for `h2c` on a scanner made with
+ *    `h2cUpgrade` (an `h2c: route` listener's first request), checked by h2c-upgrade.ts.
  */
 
 import { peerError } from '../errors.ts';
