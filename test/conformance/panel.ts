@@ -35,6 +35,7 @@ import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
 import { backendControlScenarios } from './panel-backend-control.ts';
 import { capsScenarios } from './scenarios-caps.ts';
 import { h2cRouteScenarios } from './scenarios-h2c-route.ts';
+import { h2cUpgradeScenarios } from './scenarios-h2c-upgrade.ts';
 import { headerCountScenarios } from './scenarios-header-count.ts';
 
 /** A panel under test: its label and its `panel:` config value. */
@@ -979,6 +980,7 @@ export const scenarios: readonly Scenario[] = [
   ...capsScenarios,
   ...headerCountScenarios,
   ...h2cRouteScenarios,
+  ...h2cUpgradeScenarios,
 ];
 
 /** Runs the whole table against `p` (one `it` per scenario; refusals asserted at config load). */
