@@ -130,7 +130,8 @@ export class Sniffer {
           this.#maxHeaderBytes,
           this.#paths,
           this.#maxHeaderCount,
-          this.#h2cMode === 'route',
+          // Cleartext only: h2c inside terminated TLS is not HTTP/2 the engine takes (ALPN decides).
+          this.#h2cMode === 'route' && this.#tls !== 'terminate',
         );
         const head = this.#http1.feed(buf);
         return head === undefined ? undefined : { kind: 'http1', head };

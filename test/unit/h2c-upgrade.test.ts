@@ -13,6 +13,7 @@ import { H2_PREFACE } from '../../src/peek/h2c.ts';
 import { isH2cUpgrade, upgradeHeaderBlock, upgradeHeadersFrames } from '../../src/peek/h2c-upgrade.ts';
 import { HpackDecoder } from '../../src/peek/hpack.ts';
 import { DEFAULT_MAX_HEADER_COUNT, type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
+import { Sniffer } from '../../src/peek/sniff.ts';
 
 const SETTINGS = 'HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n';
 const head = (
@@ -70,6 +71,25 @@ describe('the head checks', () => {
     ['Upgrade: h2', `Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2\r\n${SETTINGS}`, /Upgrade: h2 is refused/],
   ])('%s: 400', (_what, fields, reason) => {
     expect(() => peek(head(fields))).toThrow(reason);
+  });
+
+  it('the sniffer lets it through on a cleartext route listener only (not allow, refuse or terminated TLS)', () => {
+    const sniffed = (tls: 'off' | 'terminate', mode: 'allow' | 'refuse' | 'route') => {
+      try {
+        const s = new Sniffer(16384, tls, mode).decide(head());
+        return s?.kind === 'http1' && isH2cUpgrade(s.head) ? 'h2c' : s?.kind;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(sniffed('off', 'route')).toBe('h2c');
+    for (const [tls, mode] of [
+      ['off', 'allow'],
+      ['off', 'refuse'],
+      ['terminate', 'route'],
+    ] as const) {
+      expect(sniffed(tls, mode)).toMatch(/Upgrade: h2c is refused/);
+    }
   });
 
   it('an empty HTTP2-Settings (no settings) is valid', () => {
