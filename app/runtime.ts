@@ -41,6 +41,12 @@ export function perConnection(loaded: LoadedConfig): number {
     : descriptorsPerConnection(loaded.config);
 }
 
+/** The descriptors the loaded config's panel holds beside its connections (its threads'). */
+export function panelReserve(loaded: LoadedConfig): number {
+  const f = loaded.panel.factory;
+  return hasDescriptorBudget(f) ? (f.reservedDescriptors?.(loaded.config, loaded.panel.options) ?? 0) : 0;
+}
+
 export interface RuntimeOptions {
   readonly logger?: Logger;
   readonly accessLog?: AccessLog;
@@ -107,7 +113,7 @@ export class Runtime implements PanelRuntime {
 
   /** Builds the first engine of a runtime. */
   static async create(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
-    checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
+    checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded), panelReserve(loaded));
     const logger =
       options.logger ?? createLogger(loaded.config.log.level, undefined, { format: loaded.config.log.format });
     const accessLog =
@@ -233,7 +239,7 @@ export class Runtime implements PanelRuntime {
    * closed and the old engine keeps serving; the error is rethrown.
    */
   async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
-    checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded));
+    checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded), panelReserve(loaded));
     const engine = await buildEngine(loaded, this.context(loaded), this.issued);
     let commit: (() => void) | undefined;
     try {

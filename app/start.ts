@@ -23,7 +23,7 @@ import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-conf
 import { Metrics } from './metrics.ts';
 import { installProcessPolicy } from './process-policy.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
-import { perConnection, Runtime, type RuntimeOptions } from './runtime.ts';
+import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime.ts';
 
 const noop = () => {};
 
@@ -116,7 +116,13 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       nofile: nofile ?? 'unknown',
       maxConnections: loaded.config.limits.maxConnections,
       ...(nofile !== undefined
-        ? { maxConnectionsFit: maxConnectionsFor(nofile, perConnection(loaded), adminDescriptors(loaded.config)) }
+        ? {
+            maxConnectionsFit: maxConnectionsFor(
+              nofile,
+              perConnection(loaded),
+              adminDescriptors(loaded.config) + panelReserve(loaded),
+            ),
+          }
         : {}),
       ...(admin !== undefined
         ? {

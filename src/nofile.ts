@@ -62,21 +62,28 @@ export function maxConnectionsFor(nofile: number, perConnection = 2, admin = 0):
 
 /**
  * Throws a ConfigError naming `limits.maxConnections` when `config` cannot fit in `nofile` at
- * `each` descriptors per connection (default: the splicing panels' figure).
+ * `each` descriptors per connection (default: the splicing panels' figure), beside the admin
+ * listener's connections and `panelReserve` descriptors the panel holds (DescriptorBudget).
  */
 export function checkNofile(
   file: string,
   config: NofileConfig,
   nofile = nofileLimit(),
   each = descriptorsPerConnection(config),
+  panelReserve = 0,
 ): void {
   if (nofile === undefined) return;
   const { maxConnections, maxIdleUpstreamsPerConnection: idle } = config.limits;
   const admin = adminDescriptors(config);
-  const fit = maxConnectionsFor(nofile, each, admin);
+  const apart = admin + panelReserve;
+  const fit = maxConnectionsFor(nofile, each, apart);
   if (maxConnections <= fit) return;
-  const reserved =
-    admin > 0 ? `${NOFILE_RESERVE} reserved, ${admin} for admin.maxConnections` : `${NOFILE_RESERVE} reserved`;
+  const held = [
+    `${NOFILE_RESERVE} reserved`,
+    ...(admin > 0 ? [`${admin} for admin.maxConnections`] : []),
+    ...(panelReserve > 0 ? [`${panelReserve} for the panel's threads and their listeners`] : []),
+  ];
+  const reserved = held.join(', ');
   const why =
     each <= 2
       ? `${each} each: ${each === 1 ? 'the client (upstream pools are shared)' : 'client and backend'}`
@@ -84,10 +91,10 @@ export function checkNofile(
   const lower =
     each <= 2
       ? `lower it to ${fit}`
-      : `lower it to ${fit}, or lower maxIdleUpstreamsPerConnection (0: 2 per connection, fits ${maxConnectionsFor(nofile, 2, admin)})`;
+      : `lower it to ${fit}, or lower maxIdleUpstreamsPerConnection (0: 2 per connection, fits ${maxConnectionsFor(nofile, 2, apart)})`;
   const also = admin > 0 ? ', lower admin.maxConnections' : '';
   throw new ConfigError(file, [
-    `limits.maxConnections: ${maxConnections} connections need ${each * maxConnections + NOFILE_RESERVE + admin} ` +
+    `limits.maxConnections: ${maxConnections} connections need ${each * maxConnections + NOFILE_RESERVE + apart} ` +
       `file descriptors (${why}; ${reserved}) but the nofile limit is ${nofile}; ${lower}${also} or raise ulimit -n`,
   ]);
 }

@@ -55,6 +55,11 @@ export function isPanelValidator<O>(f: PanelFactory<O>): f is PanelFactory<O> & 
  */
 export interface DescriptorBudget<O = unknown> {
   descriptorsPerConnection(config: Config, options: O): number;
+  /**
+   * Descriptors the panel holds beside its connections and NOFILE_RESERVE, whatever the load
+   * (the worker panel: each thread's event loop and its own `reusePort` listeners). 0 if absent.
+   */
+  reservedDescriptors?(config: Config, options: O): number;
 }
 
 export function hasDescriptorBudget<O>(f: PanelFactory<O>): f is PanelFactory<O> & DescriptorBudget<O> {

@@ -34,6 +34,12 @@ const RESTART_MAX_MS = 5_000;
 const HEALTHY_AFTER_MS = 10_000;
 /** Time a worker gets beyond drainTimeout to exit before it is terminated. */
 const EXIT_GRACE_MS = 5_000;
+/**
+ * Descriptors a worker thread holds whatever its load, beside one per listener: its event loop's
+ * (epoll, eventfds, the message port's), measured at 6 on Node 24 (an idle thread with one
+ * listener adds 7 to the process), with 2 to spare.
+ */
+export const THREAD_DESCRIPTORS = 8;
 
 /** The snapshot of `engine`'s book as plain data (a custom find-only book is rebuilt per worker). */
 export function bookSpecOf(engine: Engine): BookSpec {
@@ -307,6 +313,10 @@ export function workerPanel(
         ? engine.descriptorsPerConnection(config, {})
         : descriptorsPerConnection(config);
     },
+    // Each thread holds its own event loop's descriptors and one reusePort socket per listener
+    // (measured: 6 + listeners a thread, idle), beyond what the main thread's NOFILE_RESERVE keeps.
+    reservedDescriptors: (config, options) =>
+      workerThreads(options.threads) * (THREAD_DESCRIPTORS + config.listeners.length),
     // Threads share backend state through one registry in shared memory (src/shared-registry.ts).
     registry: (options) => sharedRegistryFor(options.threads),
   };

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../app/load-config.ts';
-import { perConnection } from '../../app/runtime.ts';
+import { panelReserve, perConnection } from '../../app/runtime.ts';
+import { THREAD_DESCRIPTORS } from '../../panels/worker/panel.ts';
 import { configSchema, limitsSchema } from '../../src/config/schema.ts';
 import {
   adminDescriptors,
@@ -114,5 +115,37 @@ describe('nofile budget per panel (DescriptorBudget, src/panel.ts)', () => {
     expect(() => checkNofile('f', http2.config, 20_000, perConnection(http2))).not.toThrow();
     const net = await load('net');
     expect(() => checkNofile('f', net.config, 20_000, perConnection(net))).toThrow(/limits\.maxConnections: 9000/);
+  });
+});
+
+describe("worker threads' own descriptors (DescriptorBudget.reservedDescriptors)", () => {
+  const load = (panel: unknown, listeners = 1) =>
+    validateConfig(
+      {
+        panel,
+        listeners: Array.from({ length: listeners }, (_, i) => ({ name: `l${i}`, address: '127.0.0.1:0' })),
+        limits: { maxConnections: 80, maxIdleUpstreamsPerConnection: 0 },
+      },
+      '/tmp/switchboard.yaml',
+      '',
+    );
+
+  it.each([
+    ['net', 1, 0],
+    ['http2', 3, 0],
+    [{ name: 'worker', threads: 2, engine: 'net' }, 1, 2 * (THREAD_DESCRIPTORS + 1)],
+    [{ name: 'worker', threads: 4, engine: 'http2' }, 3, 4 * (THREAD_DESCRIPTORS + 3)],
+  ])('%j with %i listeners holds %i apart from its connections', async (panel, listeners, reserve) => {
+    expect(panelReserve(await load(panel, listeners))).toBe(reserve);
+  });
+
+  it('a budget the main thread fills exactly is refused for two worker threads, naming their share', async () => {
+    // 80 × 2 + 32 reserved = 192: exactly the nofile limit for net; two threads hold 18 more.
+    const net = await load('net');
+    expect(() => checkNofile('f', net.config, 192, perConnection(net), panelReserve(net))).not.toThrow();
+    const worker = await load({ name: 'worker', threads: 2, engine: 'net' });
+    expect(() => checkNofile('f', worker.config, 192, perConnection(worker), panelReserve(worker))).toThrow(
+      /80 connections need 210 file descriptors \(2 each: client and backend; 32 reserved, 18 for the panel's threads and their listeners\) but the nofile limit is 192; lower it to 71 or raise ulimit -n/,
+    );
   });
 });
