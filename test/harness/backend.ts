@@ -3,8 +3,10 @@
  * (`startProxiedHttpBackend`), and a raw TCP server that records every byte it receives. All
  * track their open sockets and close everything on `close()`.
  */
+import type { ChildProcessByStdio } from 'node:child_process';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { type ProxyHeader, parseProxyHeader } from '../../src/proxy-protocol/index.ts';
 
 export interface TestBackend {
@@ -112,17 +114,22 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A python3 listener with backlog 0 whose accept queue is full: further SYNs are dropped. */
+export interface FullBacklog {
+  readonly port: number;
+  readonly child: ChildProcessByStdio<Writable, Readable, null>;
+  /** The connections that fill the queue (destroy them to let the next connect in). */
+  readonly fillers: readonly Socket[];
+}
+
 /**
- * A loopback port whose connects hang: a listener with backlog 0 that never accepts, its accept
- * queue filled first, so the kernel drops further SYNs (the connect-timeout path, on loopback only).
+ * Runs `script` (python3, with `args`), which binds 127.0.0.1:0 with `listen(0)` and prints its
+ * port, then fills its accept queue, so the kernel drops further SYNs until a filler goes.
  */
-export async function startBlackhole(): Promise<{ port: number; close(): Promise<void> }> {
+export async function fullBacklog(script: string, args: readonly string[] = []): Promise<FullBacklog> {
   const { spawn } = await import('node:child_process');
   const { connect } = await import('node:net');
-  const child = spawn('python3', [
-    '-c',
-    'import socket,sys,time\ns=socket.socket()\ns.bind(("127.0.0.1",0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(120)',
-  ]);
+  const child = spawn('python3', ['-c', script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
     child.once('error', reject);
@@ -134,6 +141,17 @@ export async function startBlackhole(): Promise<{ port: number; close(): Promise
     fillers.push(s);
   }
   await new Promise((r) => setTimeout(r, 100));
+  return { port, child, fillers };
+}
+
+/**
+ * A loopback port whose connects hang: a listener with backlog 0 that never accepts, its accept
+ * queue filled first, so the kernel drops further SYNs (the connect-timeout path, on loopback only).
+ */
+export async function startBlackhole(): Promise<{ port: number; close(): Promise<void> }> {
+  const { port, child, fillers } = await fullBacklog(
+    'import socket,sys,time\ns=socket.socket()\ns.bind(("127.0.0.1",0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(120)',
+  );
   return {
     port,
     async close() {

@@ -5,8 +5,7 @@
  * answers each one when the client has finished sending (its FIN) or after `waitMs`:
  * `HTTP/1.1 200 OK` with the body `eof <bytes>` or `timeout <bytes>`, then closes.
  */
-import { spawn } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
+import { fullBacklog } from './backend.ts';
 
 const SERVER = `
 import socket, sys, threading
@@ -49,18 +48,7 @@ export interface SlowAccept {
 
 /** Starts the backend; connections are answered `waitMs` after they were accepted at the latest. */
 export async function startSlowAccept(waitMs: number): Promise<SlowAccept> {
-  const child = spawn('python3', ['-c', SERVER, String(waitMs / 1000)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    child.once('error', reject);
-  });
-  const fillers: Socket[] = [];
-  for (let i = 0; i < 3; i++) {
-    const s = connect({ port, host: '127.0.0.1' });
-    s.on('error', () => {});
-    fillers.push(s);
-  }
-  await new Promise((r) => setTimeout(r, 100));
+  const { port, child, fillers } = await fullBacklog(SERVER, [String(waitMs / 1000)]);
   return {
     port,
     address: `127.0.0.1:${port}`,
