@@ -9,34 +9,14 @@
 import { type ClientHttp2Session, connect as h2Connect } from 'node:http2';
 import { expect } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
+import { pathSplitBook } from '../harness/books.ts';
 import { eventually, startTestRouter } from '../harness/router.ts';
 import type { PanelUnderTest, Scenario } from './panel.ts';
 
 const HOST = 'www.example.test';
 
 function configFor(p: PanelUnderTest, app: TestBackend, api: TestBackend): Record<string, unknown> {
-  const one = (address: string) => ({ subclusters: { s1: { weight: 1, backends: [{ address }] } } });
-  return {
-    panel: p.panel,
-    addressBook: {
-      name: 'bfe',
-      products: {
-        p: {
-          hosts: ['*'],
-          rules: [
-            { cond: 'req_path_prefix_in("/admin", false)', cluster: 'admin' },
-            { cond: 'req_path_prefix_in("/api", false)', cluster: 'api' },
-            { cond: 'default_t()', cluster: 'app' },
-          ],
-        },
-      },
-      clusters: {
-        app: one(app.address),
-        api: one(api.address),
-        admin: { subclusters: { GSLB_BLACKHOLE: { weight: 1 } } },
-      },
-    },
-  };
+  return { panel: p.panel, addressBook: pathSplitBook(app.address, api.address) };
 }
 
 /** One request on `session`: its status and `x-backend`, or how the stream ended (bounded). */

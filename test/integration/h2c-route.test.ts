@@ -12,36 +12,10 @@ import { type ClientHttp2Session, connect as h2connect } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoReply, echoClient, startEchoServer } from '../../examples/grpc/service.ts';
+import { pathSplitBook as book } from '../harness/books.ts';
 import { eventually, startTestRouter, type TestRouter } from '../harness/router.ts';
 import { type H2Backend, h2Request, startH2Backend } from './http2-helpers.ts';
 import { type NamedBackend, startNamedBackend } from './per-request-helpers.ts';
-
-const one = (address: string, protocol?: string) => ({
-  ...(protocol === undefined ? {} : { protocol }),
-  subclusters: { s1: { weight: 1, backends: [{ address }] } },
-});
-
-/** `/admin` to a blackhole, `/api` to `api`, the rest to `app`. */
-function book(app: string, api: string, protocol?: string): Record<string, unknown> {
-  return {
-    name: 'bfe',
-    products: {
-      p: {
-        hosts: ['*'],
-        rules: [
-          { cond: 'req_path_prefix_in("/admin", false)', cluster: 'admin' },
-          { cond: 'req_path_prefix_in("/api", false)', cluster: 'api' },
-          { cond: 'default_t()', cluster: 'app' },
-        ],
-      },
-    },
-    clusters: {
-      app: one(app, protocol),
-      api: one(api, protocol),
-      admin: { subclusters: { GSLB_BLACKHOLE: { weight: 1 } } },
-    },
-  };
-}
 
 const get = (path: string) => ({ ':method': 'GET', ':path': path, ':authority': 'app.test' });
 

@@ -7,28 +7,10 @@
  */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pathSplitBook as book } from '../harness/books.ts';
 import { rawRequest, statusOf } from '../harness/client.ts';
 import { eventually, startTestRouter, type TestRouter } from '../harness/router.ts';
 import { type NamedBackend, startNamedBackend } from './per-request-helpers.ts';
-
-const one = (address: string) => ({ subclusters: { s1: { weight: 1, backends: [{ address }] } } });
-
-function book(app: string, api: string): Record<string, unknown> {
-  return {
-    name: 'bfe',
-    products: {
-      p: {
-        hosts: ['*'],
-        rules: [
-          { cond: 'req_path_prefix_in("/admin", false)', cluster: 'admin' },
-          { cond: 'req_path_prefix_in("/api", false)', cluster: 'api' },
-          { cond: 'default_t()', cluster: 'app' },
-        ],
-      },
-    },
-    clusters: { app: one(app), api: one(api), admin: { subclusters: { GSLB_BLACKHOLE: { weight: 1 } } } },
-  };
-}
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
