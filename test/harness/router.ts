@@ -93,3 +93,37 @@ export async function tempDir(files: Record<string, string> = {}): Promise<strin
   for (const [name, content] of Object.entries(files)) await writeFile(join(dir, name), content);
   return dir;
 }
+
+/**
+ * A router on `dir` with one `tls: terminate` listener named `tls` serving `live.crt`/`live.key`
+ * from `dir` (the files the certificate-watch tests swap), routing `host` to `backend`; its log
+ * lines (JSON text) collect in `lines`.
+ */
+export async function startLiveCertRouter(
+  panel: unknown,
+  dir: string,
+  host: string,
+  backend: string,
+): Promise<{ router: TestRouter; lines: string[] }> {
+  const lines: string[] = [];
+  const router = await startTestRouter(
+    {
+      panel,
+      listeners: [
+        {
+          name: 'tls',
+          address: '127.0.0.1:0',
+          tls: 'terminate',
+          certificates: [{ cert: 'live.crt', key: 'live.key' }],
+        },
+      ],
+      addressBook: {
+        name: 'bfe',
+        products: { p: { hosts: [host], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
+        clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend }] } } } },
+      },
+    },
+    { dir, runtime: { logger: createLogger('info', { write: (s: string) => void lines.push(s) }) } },
+  );
+  return { router, lines };
+}

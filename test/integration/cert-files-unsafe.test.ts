@@ -11,10 +11,9 @@ import { appendFile, copyFile, stat, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
-import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
+import { eventually, startLiveCertRouter, tempDir } from '../harness/router.ts';
 import { mkfifo, releaseFifoReaders, rssMiB, within } from '../harness/special-files.ts';
 
 const NAME = 'www.example.test';
@@ -54,26 +53,7 @@ it.each([
     const crt = join(dir, 'live.crt');
     await copyFile(v1.cert, crt);
     await copyFile(v1.key, join(dir, 'live.key'));
-    const lines: string[] = [];
-    const r = await startTestRouter(
-      {
-        panel,
-        listeners: [
-          {
-            name: 'tls',
-            address: '127.0.0.1:0',
-            tls: 'terminate',
-            certificates: [{ cert: 'live.crt', key: 'live.key' }],
-          },
-        ],
-        addressBook: {
-          name: 'bfe',
-          products: { p: { hosts: [NAME], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
-          clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
-        },
-      },
-      { dir, runtime: { logger: createLogger('info', { write: (s: string) => void lines.push(s) }) } },
-    );
+    const { router: r, lines } = await startLiveCertRouter(panel, dir, NAME, backend.address);
     const config = join(dir, 'switchboard.yaml');
     let edits = 0;
     /** A reload of a config whose text changed (an identical text rebuilds nothing), bounded. */

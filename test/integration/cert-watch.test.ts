@@ -9,11 +9,10 @@ import { copyFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CertPair, createPki, type Pki } from '../harness/certs.ts';
 import { requestOnSocket } from '../harness/client.ts';
-import { eventually, startTestRouter, tempDir } from '../harness/router.ts';
+import { eventually, startLiveCertRouter, tempDir } from '../harness/router.ts';
 
 const NAME = 'www.example.test';
 
@@ -67,26 +66,7 @@ describe.each([
     const dir = await tempDir();
     await copyFile(v1.cert, join(dir, 'live.crt'));
     await copyFile(v1.key, join(dir, 'live.key'));
-    const lines: string[] = [];
-    const r = await startTestRouter(
-      {
-        panel,
-        listeners: [
-          {
-            name: 'tls',
-            address: '127.0.0.1:0',
-            tls: 'terminate',
-            certificates: [{ cert: 'live.crt', key: 'live.key' }],
-          },
-        ],
-        addressBook: {
-          name: 'bfe',
-          products: { p: { hosts: [NAME], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
-          clusters: { c: { subclusters: { s: { weight: 1, backends: [{ address: backend.address }] } } } },
-        },
-      },
-      { dir, runtime: { logger: createLogger('info', { write: (s: string) => void lines.push(s) }) } },
-    );
+    const { router: r, lines } = await startLiveCertRouter(panel, dir, NAME, backend.address);
     try {
       const port = r.port('tls');
       const ca = pki.ca.certPem;
