@@ -10,7 +10,7 @@ import { builtinAddressBooks } from '../address-books/index.ts';
 import { builtinOperators } from '../operators/index.ts';
 import { DURATION_PATTERN, durationNumber, durationText } from '../src/config/duration.ts';
 import { configSchema } from '../src/config/schema.ts';
-import type { Factory } from '../src/plugin.ts';
+import type { Factory } from '../src/contracts/plugin.ts';
 import { builtinPanels } from './panels.ts';
 
 type JsonSchema = Record<string, unknown>;

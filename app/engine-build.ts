@@ -6,10 +6,9 @@
  *                                                └─► operator.create/start ──► Engine (frozen)
  */
 import { createHash } from 'node:crypto';
-import type { LoadedConfig } from '../src/config/loaded.ts';
-import type { Engine } from '../src/engine.ts';
-import type { FileWatcher } from '../src/file-watch.ts';
-import type { PluginContext } from '../src/plugin.ts';
+import type { FileWatcher } from '../src/base/file-watch.ts';
+import type { PluginContext } from '../src/contracts/plugin.ts';
+import type { Engine, LoadedConfig } from '../src/panel/contract.ts';
 import { watchCertificateFiles } from '../src/tls/cert-watch.ts';
 import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
 import type { IssuedCertificates } from '../src/tls/issued.ts';

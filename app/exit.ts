@@ -14,8 +14,8 @@
  * the environment variable SWITCHBOARD_DEBUG=1.
  */
 import { CommanderError } from 'commander';
+import { isSwitchboardError } from '../src/base/errors.ts';
 import { ConfigError, problemLines } from '../src/config/errors.ts';
-import { isSwitchboardError } from '../src/errors.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3 } as const;
 
@@ -31,7 +31,7 @@ const CONFIG_CODES = new Set([
   'SWB_ERR_CONDITION',
   'SWB_ERR_ADDRESS_BOOK',
   'SWB_ERR_PLUGIN',
-  // A file the config names that could not be read safely (src/safe-file.ts).
+  // A file the config names that could not be read safely (src/base/safe-file.ts).
   'SWB_ERR_FILE',
 ]);
 

@@ -5,7 +5,7 @@
  * lower-cased, trailing dot removed), the path normalised with the listener's
  * `pathNormalization`, the client address read from a forwarded header on `clientIpFrom: header`
  * listeners whose trusted sources include the connection address — then the book's
- * `findAddresses` and the operator's `findJack` (attempt 1) are asked, as `src/route.ts` and the
+ * `findAddresses` and the operator's `findJack` (attempt 1) are asked, as `src/routing/route.ts` and the
  * upstream pipeline do:
  *
  *   ExplainInput ──► Request ──► book.findAddresses ──► (book.explain: product/rule steps)
@@ -16,12 +16,12 @@
  * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
  */
 import { isIP } from 'node:net';
-import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../src/client-ip.ts';
 import type { ListenerConfig } from '../src/config/schema.ts';
+import { type AddressBook, type Candidates, isRefusal, type Operator, type Request } from '../src/contracts/types.ts';
 import { parseAuthority } from '../src/peek/http1-host.ts';
 import { normalizePath } from '../src/peek/path.ts';
-import { createRequest } from '../src/request.ts';
-import { type AddressBook, type Candidates, isRefusal, type Operator, type Request } from '../src/types.ts';
+import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../src/request/client-ip.ts';
+import { createRequest } from '../src/request/request.ts';
 
 /** The request to explain. `host` (HTTP) or `sni` (TLS passthrough) or both (terminated TLS). */
 export interface ExplainInput {

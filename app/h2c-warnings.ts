@@ -12,7 +12,7 @@
  * A warning is a line for stderr; the config stays valid.
  */
 import { type Config, h2cModeOf } from '../src/config/schema.ts';
-import type { AddressBook, RoutingTableSource } from '../src/types.ts';
+import type { AddressBook, RoutingTableSource } from '../src/contracts/types.ts';
 
 const PATH_PRIMITIVE = /\breq_(path|url)_/;
 

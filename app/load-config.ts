@@ -1,17 +1,17 @@
 /**
  * Loading a config: read the YAML file, validate it whole against the schema, resolve the panel
  * (built-in name), the operator and the address book (built-in name or module path), validate
- * their options, then let the panel refuse what it cannot honour (src/panel.ts
+ * their options, then let the panel refuse what it cannot honour (src/panel/capabilities.ts
  * `PanelValidator`). Nothing starts until all of it passed; every error names its path.
  */
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
+import { CONFIG_FILE, FileReadError, readUserText } from '../src/base/safe-file.ts';
 import { ConfigError, formatIssues } from '../src/config/errors.ts';
-import type { LoadedConfig } from '../src/config/loaded.ts';
 import { configSchema, type PluginRef } from '../src/config/schema.ts';
-import { type AnyPanelFactory, isPanelValidator } from '../src/panel.ts';
-import type { AddressBookFactory, OperatorFactory } from '../src/plugin.ts';
-import { CONFIG_FILE, FileReadError, readUserText } from '../src/safe-file.ts';
+import type { AddressBookFactory, OperatorFactory } from '../src/contracts/plugin.ts';
+import { isPanelValidator } from '../src/panel/capabilities.ts';
+import type { AnyPanelFactory, LoadedConfig } from '../src/panel/contract.ts';
 import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator } from './plugins.ts';
 
@@ -25,7 +25,7 @@ export interface ConfigOverrides {
   readonly logFormat?: string;
 }
 
-export type { LoadedConfig } from '../src/config/loaded.ts';
+export type { LoadedConfig } from '../src/panel/contract.ts';
 
 /** Reads, parses and validates `file`; throws ConfigError listing every problem. */
 export async function loadConfig(file: string, overrides: ConfigOverrides = {}): Promise<LoadedConfig> {
@@ -38,7 +38,7 @@ export async function readConfigFile(file: string): Promise<{ path: string; text
   const path = resolve(file);
   let text: string;
   try {
-    // A regular file of at most 64 MiB (src/safe-file.ts): a FIFO or a device is refused.
+    // A regular file of at most 64 MiB (src/base/safe-file.ts): a FIFO or a device is refused.
     text = await readUserText(path, CONFIG_FILE);
   } catch (e) {
     const notFound = e instanceof FileReadError && e.reason === 'not_found';

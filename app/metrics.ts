@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (`GET /metrics`), one prom-client registry per router:
  *
- * 1. Event counts come from the diagnostics channels of src/diagnostics.ts (accept, route
+ * 1. Event counts come from the diagnostics channels of src/base/diagnostics.ts (accept, route
  *    decided, upstream connect, request end, connection end, reload): the hot path publishes only
  *    while someone subscribes, so a router without an admin listener pays nothing.
  * 2. State (open connections per listener, backend up/down and active connections, config
@@ -20,10 +20,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { channels } from '../src/diagnostics.ts';
-import type { AccessRecord } from '../src/log.ts';
-import { countsListeners } from '../src/panel.ts';
-import type { Panel, Request } from '../src/types.ts';
+import { channels } from '../src/base/diagnostics.ts';
+import type { AccessRecord } from '../src/base/log.ts';
+import type { Panel, Request } from '../src/contracts/types.ts';
+import { countsListeners } from '../src/panel/capabilities.ts';
 import { backendStateGauges } from './admin/backend-metrics.ts';
 import { BackendRequestMetrics } from './backend-metrics.ts';
 import { registerCertificateMetrics } from './certificates.ts';

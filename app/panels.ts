@@ -1,14 +1,14 @@
 /**
  * The built-in panels by name. A panel is created on a runtime and owns its listeners; the
- * contract (`PanelFactory` and its optional capabilities) is the core's (src/panel.ts).
+ * contract (`PanelFactory` and its optional capabilities) is the core's (src/panel/capabilities.ts).
  */
 import { h2cStreamRouter, http2Panel } from '../panels/http2/index.ts';
 import { netPanelWith } from '../panels/net/index.ts';
 import { workerPanel } from '../panels/worker/index.ts';
-import type { AnyPanelFactory } from '../src/panel.ts';
-import { didYouMean } from '../src/suggest.ts';
+import { didYouMean } from '../src/base/suggest.ts';
+import type { AnyPanelFactory } from '../src/panel/contract.ts';
 
-export type { AnyPanelFactory, BoundPanel, PanelFactory } from '../src/panel.ts';
+export type { AnyPanelFactory, BoundPanel, PanelFactory } from '../src/panel/contract.ts';
 
 /**
  * The panels a worker thread can run. The net panel is given the http2 panel's stream router:

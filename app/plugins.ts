@@ -9,8 +9,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtinAddressBooks } from '../address-books/index.ts';
 import { builtinOperators } from '../operators/index.ts';
-import type { AddressBookFactory, Factory, OperatorFactory } from '../src/plugin.ts';
-import { didYouMean } from '../src/suggest.ts';
+import { didYouMean } from '../src/base/suggest.ts';
+import type { AddressBookFactory, Factory, OperatorFactory } from '../src/contracts/plugin.ts';
 
 function isModulePath(name: string): boolean {
   return name.startsWith('./') || name.startsWith('../') || isAbsolute(name);

@@ -20,10 +20,10 @@
  * Reloads are serialised: a trigger that arrives while one runs waits for it.
  */
 
-import { channels } from '../src/diagnostics.ts';
-import { type FileWatcher, watchFiles } from '../src/file-watch.ts';
-import { followsEngine, isReconfigurable } from '../src/panel.ts';
-import type { Panel } from '../src/types.ts';
+import { channels } from '../src/base/diagnostics.ts';
+import { type FileWatcher, watchFiles } from '../src/base/file-watch.ts';
+import type { Panel } from '../src/contracts/types.ts';
+import { followsEngine, isReconfigurable } from '../src/panel/capabilities.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import type { Runtime } from './runtime.ts';
 

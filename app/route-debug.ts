@@ -1,6 +1,6 @@
 /**
  * The routing decisions in the process log at `debug`, from the diagnostics channels every
- * panel already publishes on (src/diagnostics.ts):
+ * panel already publishes on (src/base/diagnostics.ts):
  *
  *   switchboard:route:decided     ─► debug "route"          listener host path product rule cluster
  *                                                            (result=no_route when nothing matched;
@@ -19,9 +19,9 @@
  * Two routers in one process (tests) would log each other's decisions too.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { channels } from '../src/diagnostics.ts';
-import type { Logger } from '../src/log.ts';
-import type { Backend, Candidates, Request } from '../src/types.ts';
+import { channels } from '../src/base/diagnostics.ts';
+import type { Logger } from '../src/base/log.ts';
+import type { Backend, Candidates, Request } from '../src/contracts/types.ts';
 
 interface Decided {
   readonly request: Request;

@@ -6,14 +6,8 @@
  *
  *   LoadedConfig ──create──► book, operator ──start──► Engine ──swap──► runtime.engine
  */
-import type { BackendRegistry } from '../src/backend-registry.ts';
-import { BackendSync } from '../src/backend-sync.ts';
-import type { LoadedConfig } from '../src/config/loaded.ts';
-import { DrainSet } from '../src/drain.ts';
-import type { Engine, PanelRuntime } from '../src/engine.ts';
-import { HealthManager } from '../src/health/index.ts';
-import { type Admission, LocalAdmission } from '../src/listener/admission.ts';
-import { LocalRegistry } from '../src/local-registry.ts';
+
+import { type Admission, LocalAdmission } from '../src/admission/admission.ts';
 import {
   type AccessLog,
   type AccessRecord,
@@ -22,13 +16,19 @@ import {
   createLogger,
   type Logger,
   type ReopenableAccessLog,
-} from '../src/log.ts';
-import { checkNofile, descriptorsPerConnection } from '../src/nofile.ts';
-import { hasDescriptorBudget, isRegistryProvider } from '../src/panel.ts';
-import type { PluginContext } from '../src/plugin.ts';
-import { defaultRandom, type Random } from '../src/random.ts';
+} from '../src/base/log.ts';
+import { defaultRandom, type Random } from '../src/base/random.ts';
+import type { BackendRegistry } from '../src/contracts/backend-registry.ts';
+import type { PluginContext } from '../src/contracts/plugin.ts';
+import type { AddressBook } from '../src/contracts/types.ts';
+import { DrainSet } from '../src/data-path/drain.ts';
+import { HealthManager } from '../src/health/index.ts';
+import { hasDescriptorBudget, isRegistryProvider } from '../src/panel/capabilities.ts';
+import type { Engine, LoadedConfig, PanelRuntime } from '../src/panel/contract.ts';
+import { checkNofile, descriptorsPerConnection } from '../src/process/nofile.ts';
+import { LocalRegistry } from '../src/registry/local.ts';
 import { IssuedCertificates } from '../src/tls/issued.ts';
-import type { AddressBook } from '../src/types.ts';
+import { BackendSync } from './backend-sync.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
 import { RouteDebugLog } from './route-debug.ts';
@@ -58,7 +58,7 @@ export interface RuntimeOptions {
   readonly reusePort?: boolean;
 }
 
-export type { Engine } from '../src/engine.ts';
+export type { Engine } from '../src/panel/contract.ts';
 
 export class Runtime implements PanelRuntime {
   #engine: Engine;
@@ -66,9 +66,9 @@ export class Runtime implements PanelRuntime {
   readonly health: HealthManager;
   readonly logger: Logger;
   readonly random: Random;
-  /** Connections that can close at a clean boundary on shutdown (src/drain.ts). */
+  /** Connections that can close at a clean boundary on shutdown (src/data-path/drain.ts). */
   readonly drain = new DrainSet();
-  /** The connection caps of the process (src/listener/admission.ts). */
+  /** The connection caps of the process (src/admission/admission.ts). */
   admission: Admission = new LocalAdmission();
   /** Listeners bind with SO_REUSEPORT (worker threads). */
   reusePort = false;
@@ -160,7 +160,7 @@ export class Runtime implements PanelRuntime {
   /**
    * After the current book swapped its snapshot: keep registry records for the backends that
    * stay (new ones start their slow-start ramp), drop the rest, and check exactly these; only
-   * what changed, when the book lists its backends in groups (src/backend-sync.ts).
+   * what changed, when the book lists its backends in groups (app/backend-sync.ts).
    */
   #syncBackends(book: AddressBook): void {
     if (book !== this.#engine.book) return;

@@ -14,9 +14,10 @@
  *    drains as on SIGTERM and exits 1 for the supervisor to restart it.
  */
 
-import { adminDescriptors, maxConnectionsFor, nofileLimit } from '../src/nofile.ts';
-import { type BoundPanel, followsEngine } from '../src/panel.ts';
-import { capYoungGeneration, releaseYoungGeneration } from '../src/young-generation.ts';
+import { followsEngine } from '../src/panel/capabilities.ts';
+import type { BoundPanel } from '../src/panel/contract.ts';
+import { adminDescriptors, maxConnectionsFor, nofileLimit } from '../src/process/nofile.ts';
+import { capYoungGeneration, releaseYoungGeneration } from '../src/process/young-generation.ts';
 import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
@@ -156,7 +157,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
 /** Runs until SIGINT/SIGTERM; reloads on SIGHUP and on config change; SIGUSR1 reopens the access log. */
 export async function runStart(file: string, overrides: ConfigOverrides): Promise<void> {
   const router = await startRouter(file, overrides, { watch: true });
-  // The p99: scavenges of a small young generation are short (src/young-generation.ts); the
+  // The p99: scavenges of a small young generation are short (src/process/young-generation.ts); the
   // CLI held its growth until now. A panel whose threads run the engine (worker) gives them
   // their own cap; the growth factor is process-wide, so the main thread's would stop theirs too.
   if (followsEngine(router.panel)) releaseYoungGeneration();

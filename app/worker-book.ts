@@ -10,8 +10,8 @@ import type { Snapshot } from '../address-books/bfe/snapshot.ts';
 import { buildMatcher } from '../address-books/file/matcher.ts';
 import type { FileEntry } from '../address-books/file/parse.ts';
 import type { BookSpec } from '../panels/worker/protocol.ts';
-import type { AddressBookFactory, PluginContext } from '../src/plugin.ts';
-import type { AddressBook, Candidates, Request } from '../src/types.ts';
+import type { AddressBookFactory, PluginContext } from '../src/contracts/plugin.ts';
+import type { AddressBook, Candidates, Request } from '../src/contracts/types.ts';
 
 type Lookup = (request: Request) => Candidates | undefined;
 

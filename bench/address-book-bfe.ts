@@ -11,8 +11,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { compileRoutingTable } from '../address-books/bfe/compile.ts';
 import type { Snapshot } from '../address-books/bfe/snapshot.ts';
-import { createRequest } from '../src/request.ts';
-import type { Request } from '../src/types.ts';
+import type { Request } from '../src/contracts/types.ts';
+import { createRequest } from '../src/request/request.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -8,10 +8,10 @@
  */
 import pino from 'pino';
 import { builtinOperators } from '../operators/index.ts';
+import { seededRandom } from '../src/base/random.ts';
 import { DEFAULT_POLICY } from '../src/config/cluster.ts';
-import { LocalRegistry } from '../src/local-registry.ts';
-import { seededRandom } from '../src/random.ts';
-import { type Attempt, type Backend, type Candidates, isRefusal, type Request } from '../src/types.ts';
+import { type Attempt, type Backend, type Candidates, isRefusal, type Request } from '../src/contracts/types.ts';
+import { LocalRegistry } from '../src/registry/local.ts';
 
 const FIRST: Attempt = { number: 1, failed: new Set(), subclusters: [] };
 const OPTIONS: Record<string, unknown> = {

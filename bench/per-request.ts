@@ -43,7 +43,7 @@ async function servePipe(target: number): Promise<void> {
 async function serveRouter(mode: string, target: number): Promise<void> {
   const { validateConfig } = await import('../app/load-config.ts');
   const { startLoaded } = await import('../app/start.ts');
-  const { createLogger } = await import('../src/log.ts');
+  const { createLogger } = await import('../src/base/log.ts');
   const dir = await mkdtemp(join(tmpdir(), 'swb-bench-'));
   const file = join(dir, 'switchboard.yaml');
   await writeFile(join(dir, 'servers.yaml'), `- { host: "*", backends: [127.0.0.1:${target}] }\n`);

@@ -9,7 +9,7 @@
  * products × 10 hosts, one cluster each), a loop allocates short-lived garbage the way request
  * handling does, and `--reloads` reloads each move one backend of one cluster (`sqlite`: a
  * commit and a poll; `bfe`: a rewrite of the `routes:` JSON file and a reload), each followed by
- * the runtime's registry and health-check sync (src/backend-sync.ts). Printed per tree
+ * the runtime's registry and health-check sync (app/backend-sync.ts). Printed per tree
  * and book: the median over rounds of the per-reload means, and the minimum; "longest" columns
  * are the longest of the round (a turn: the event loop's delay, wall clock, so it also counts
  * the time the machine gave to other processes).
@@ -23,7 +23,7 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { BackendEntry } from '../src/types.ts';
+import type { BackendEntry } from '../src/contracts/types.ts';
 import { startReloadBook } from './lib/reload-book.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
@@ -69,15 +69,15 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
   const imp = (p: string) => import(pathToFileURL(join(root, p)).href);
   const { compileRoutingTable } = await imp('address-books/bfe/compile.ts');
   const { pino } = await import('pino');
-  const { LocalRegistry } = await imp('src/local-registry.ts');
-  const { seededRandom } = await imp('src/random.ts');
+  const { LocalRegistry } = await imp('src/registry/local.ts');
+  const { seededRandom } = await imp('src/base/random.ts');
   const { HealthManager } = await imp('src/health/index.ts');
   const registry = new LocalRegistry();
   const health = new HealthManager(registry);
   // What the runtime runs after each swap (app/runtime.ts): the tree's BackendSync, or (trees
   // before it) the whole registry and health sync.
-  const syncer = existsSync(join(root, 'src/backend-sync.ts'))
-    ? new (await imp('src/backend-sync.ts')).BackendSync(registry, health)
+  const syncer = existsSync(join(root, 'app/backend-sync.ts'))
+    ? new (await imp('app/backend-sync.ts')).BackendSync(registry, health)
     : {
         sync(book: { listBackends(): Iterable<BackendEntry> }) {
           const entries = [...book.listBackends()];

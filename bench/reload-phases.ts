@@ -25,8 +25,8 @@ import { type SqliteAddressBook, sqliteAddressBook } from '../address-books/sqli
 import { inReadTransaction, readBfeRows } from '../address-books/sqlite/read.ts';
 import { initDatabase } from '../address-books/sqlite/schema.ts';
 import { writeRoutingTable } from '../address-books/sqlite/write.ts';
-import { LocalRegistry } from '../src/local-registry.ts';
-import { seededRandom } from '../src/random.ts';
+import { seededRandom } from '../src/base/random.ts';
+import { LocalRegistry } from '../src/registry/local.ts';
 import { tempDir } from '../test/harness/router.ts';
 
 const PRODUCTS = 1000;

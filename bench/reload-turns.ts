@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { BackendEntry } from '../src/types.ts';
+import type { BackendEntry } from '../src/contracts/types.ts';
 import { startReloadBook } from './lib/reload-book.ts';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..');
@@ -62,10 +62,10 @@ async function child(root: string, dir: string, reloads: number, which: 'sqlite'
   const imp = (p: string) => import(pathToFileURL(join(root, p)).href);
   const { compileRoutingTable } = await imp('address-books/bfe/compile.ts');
   const { pino } = await import('pino');
-  const { LocalRegistry } = await imp('src/local-registry.ts');
-  const { seededRandom } = await imp('src/random.ts');
+  const { LocalRegistry } = await imp('src/registry/local.ts');
+  const { seededRandom } = await imp('src/base/random.ts');
   const { HealthManager } = await imp('src/health/index.ts');
-  const { BackendSync } = await imp('src/backend-sync.ts');
+  const { BackendSync } = await imp('app/backend-sync.ts');
   const registry = new LocalRegistry();
   const health = new HealthManager(registry);
   const syncer = new BackendSync(registry, health);

@@ -9,16 +9,16 @@ if (major < 22 || (major === 22 && minor < 18)) {
   );
   process.exit(1);
 }
-// Before the first .ts import: V8's WASM→JS wrappers stay generic (src/wasm-wrappers.ts says why).
+// Before the first .ts import: V8's WASM→JS wrappers stay generic (src/process/wasm-wrappers.ts says why).
 const { setFlagsFromString } = await import('node:v8');
 setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
 // `start` re-executes itself once, at once, under `--no-memory-reducer` (same pid): V8's memory
-// reducer throws the optimised connection path away after every lull (src/memory-reducer.ts).
-const { restartWithoutMemoryReducer } = await import('../src/memory-reducer.ts');
+// reducer throws the optimised connection path away after every lull (src/process/memory-reducer.ts).
+const { restartWithoutMemoryReducer } = await import('../src/process/memory-reducer.ts');
 restartWithoutMemoryReducer();
 // Before the router's modules load: they would grow V8's young generation past the cap that
-// `switchboard start` keeps (src/young-generation.ts); start caps it, other commands release it.
-const { holdYoungGeneration } = await import('../src/young-generation.ts');
+// `switchboard start` keeps (src/process/young-generation.ts); start caps it, other commands release it.
+const { holdYoungGeneration } = await import('../src/process/young-generation.ts');
 holdYoungGeneration();
 const { main } = await import('../cli/index.ts');
 await main(process.argv);

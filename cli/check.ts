@@ -18,16 +18,16 @@ import { EXIT, storeDown } from '../app/exit.ts';
 import { h2cAllowWarnings } from '../app/h2c-warnings.ts';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
 import { resolveAddressBook } from '../app/plugins.ts';
+import { isSwitchboardError } from '../src/base/errors.ts';
+import { createLogger } from '../src/base/log.ts';
+import { defaultRandom } from '../src/base/random.ts';
 import { ConfigError, problemLines } from '../src/config/errors.ts';
 import { configSchema, type ListenerConfig } from '../src/config/schema.ts';
-import { isSwitchboardError } from '../src/errors.ts';
-import { LocalRegistry } from '../src/local-registry.ts';
-import { createLogger } from '../src/log.ts';
-import type { AddressBookFactory } from '../src/plugin.ts';
-import { defaultRandom } from '../src/random.ts';
+import type { AddressBookFactory } from '../src/contracts/plugin.ts';
+import type { AddressBook } from '../src/contracts/types.ts';
+import { LocalRegistry } from '../src/registry/local.ts';
 import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
 import { UpstreamTls } from '../src/tls/upstream.ts';
-import type { AddressBook } from '../src/types.ts';
 
 /** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
 const ROUTES_KEYS = ['products', 'clusters', 'conditions', 'defaultProduct'];

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { dbExport, dbImport, dbInit } from '../address-books/sqlite/store.ts';
 import { exitCodeOf } from '../app/exit.ts';
-import { isSwitchboardError, SwitchboardError } from '../src/errors.ts';
+import { isSwitchboardError, SwitchboardError } from '../src/base/errors.ts';
 
 async function report(what: string, run: () => Promise<void> | void): Promise<void> {
   try {

@@ -9,7 +9,7 @@ import type { Etcd3 } from 'etcd3';
 import { normalisePrefix } from '../address-books/etcd/layout.ts';
 import { loadImportSource } from '../address-books/sqlite/import-source.ts';
 import { exitCodeOf } from '../app/exit.ts';
-import { SwitchboardError } from '../src/errors.ts';
+import { SwitchboardError } from '../src/base/errors.ts';
 
 /** Connection flags of both commands. */
 export interface EtcdCliOptions {

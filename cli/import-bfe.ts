@@ -4,7 +4,7 @@
  */
 import { importBfeDir } from '../address-books/bfe/index.ts';
 import { exitCodeOf } from '../app/exit.ts';
-import { isSwitchboardError } from '../src/errors.ts';
+import { isSwitchboardError } from '../src/base/errors.ts';
 
 /** Returns the exit code: 0 printed, 3 the directory is missing or invalid (cli/exit.ts). */
 export async function runImportBfe(dir: string): Promise<number> {

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { reportError } from '../app/exit.ts';
 import { runStart } from '../app/start.ts';
 import { LOG_LEVELS } from '../src/config/schema.ts';
-import { releaseYoungGeneration } from '../src/young-generation.ts';
+import { releaseYoungGeneration } from '../src/process/young-generation.ts';
 import { runCheck } from './check.ts';
 import { addDbCommands } from './db.ts';
 import { addEtcdCommands } from './etcd.ts';

@@ -10,12 +10,12 @@ import type { Command } from 'commander';
 import { reportError } from '../app/exit.ts';
 import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain.ts';
 import { loadConfig } from '../app/load-config.ts';
+import { createLogger } from '../src/base/log.ts';
+import { defaultRandom } from '../src/base/random.ts';
 import { ConfigError } from '../src/config/errors.ts';
-import { LocalRegistry } from '../src/local-registry.ts';
-import { createLogger } from '../src/log.ts';
-import type { OperatorInstance } from '../src/plugin.ts';
-import { defaultRandom } from '../src/random.ts';
-import type { AddressBook } from '../src/types.ts';
+import type { OperatorInstance } from '../src/contracts/plugin.ts';
+import type { AddressBook } from '../src/contracts/types.ts';
+import { LocalRegistry } from '../src/registry/local.ts';
 
 /** Exit codes of `switchboard route`. */
 export const ROUTE_EXIT = { routed: 0, noRoute: 1, usage: 2, config: 3 } as const;

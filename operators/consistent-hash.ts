@@ -6,12 +6,12 @@
  *   operator: { name: consistent-hash, key: header, header: X-User, balanceFactor: 1.25 }
  */
 import { z } from 'zod';
-import type { BackendPicker } from '../src/gslb.ts';
-import { ipHashBytes } from '../src/ip.ts';
-import { murmur3First64 } from '../src/murmur3.ts';
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
-import { randomInt } from '../src/random.ts';
-import type { Request } from '../src/types.ts';
+import { ipHashBytes } from '../src/base/ip.ts';
+import { murmur3First64 } from '../src/base/murmur3.ts';
+import { randomInt } from '../src/base/random.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/contracts/plugin.ts';
+import type { Request } from '../src/contracts/types.ts';
+import type { BackendPicker } from '../src/routing/gslb.ts';
 import { memo, operatorOf } from './lib/operator.ts';
 import { type Pool, poolOf } from './lib/pool.ts';
 import { buildRing, type Ring, ringPick } from './lib/ring.ts';

@@ -5,7 +5,7 @@
  * fast ones, so a backend that turns slow is avoided at once. An unmeasured backend (latency 0)
  * costs 0, so it is tried early and gets measured; a pool with no samples follows the weights.
  */
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/contracts/plugin.ts';
 import type { Pool } from './lib/pool.ts';
 import { twoChoicesOperator } from './lib/two-choices.ts';
 

@@ -1,5 +1,5 @@
 /** The built-in operators by config name. */
-import type { OperatorFactory } from '../src/plugin.ts';
+import type { OperatorFactory } from '../src/contracts/plugin.ts';
 import { bfe } from './bfe/index.ts';
 import { consistentHash } from './consistent-hash.ts';
 import { ewma } from './ewma.ts';

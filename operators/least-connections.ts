@@ -2,7 +2,7 @@
  * `least-connections`: weighted least active connections (registry `active`) inside the
  * sub-cluster GSLB chose; ties go to smooth WRR over the tied backends. Slow start applies.
  */
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/contracts/plugin.ts';
 import { memo, poolOperator } from './lib/operator.ts';
 import type { Pool } from './lib/pool.ts';
 import { swrrState } from './lib/swrr.ts';

@@ -4,7 +4,7 @@
  * in the draw and in the comparison of loads, but an idle pool ties, so idle traffic follows the
  * weights exactly instead of favouring heavy backends twice.
  */
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/contracts/plugin.ts';
 import type { Pool } from './lib/pool.ts';
 import { twoChoicesOperator } from './lib/two-choices.ts';
 

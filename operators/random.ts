@@ -2,7 +2,7 @@
  * `random`: weighted random choice inside the sub-cluster GSLB chose (Switchboard classic),
  * from the injected random source so tests can assert exact sequences. Slow start applies.
  */
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/contracts/plugin.ts';
 import { poolOperator } from './lib/operator.ts';
 import { weightedRandomPick } from './lib/weighted-random.ts';
 

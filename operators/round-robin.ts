@@ -2,7 +2,7 @@
  * `round-robin`: smooth weighted round robin inside the sub-cluster GSLB chose (weights 5,1,1
  * give exactly `a a b a c a a`). State is per sub-cluster snapshot; slow start applies.
  */
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/plugin.ts';
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../src/contracts/plugin.ts';
 import { memo, poolOperator } from './lib/operator.ts';
 import type { Pool } from './lib/pool.ts';
 import { swrrPick, swrrState } from './lib/swrr.ts';

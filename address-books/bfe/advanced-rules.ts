@@ -3,7 +3,7 @@
  * condition → cluster; the first condition that holds wins. Conditions are compiled once per
  * snapshot by the condition language (src/condition/).
  */
-import type { Candidates, Request } from '../../src/types.ts';
+import type { Candidates, Request } from '../../src/contracts/types.ts';
 
 /** One compiled advanced rule. */
 export interface AdvancedRule {

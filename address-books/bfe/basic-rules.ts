@@ -6,7 +6,7 @@
  *
  * A hit whose cluster is ADVANCED_MODE (or a miss) hands over to the advanced rules.
  */
-import type { Candidates } from '../../src/types.ts';
+import type { Candidates } from '../../src/contracts/types.ts';
 
 /** The cluster name that means "continue with the advanced rules". */
 export const ADVANCED_MODE = 'ADVANCED_MODE';

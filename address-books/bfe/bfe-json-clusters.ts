@@ -10,7 +10,7 @@
  * cluster without a cluster_table entry is an error, because Switchboard reloads all or nothing.
  */
 import { formatHostPort } from '../../src/config/address.ts';
-import { BLACKHOLE } from '../../src/types.ts';
+import { BLACKHOLE } from '../../src/contracts/types.ts';
 import { type BfeReader, type Fields, join } from './bfe-json-reader.ts';
 
 type Json = Record<string, unknown>;

@@ -14,8 +14,8 @@
  */
 import { access } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
-import { SwitchboardError } from '../../src/errors.ts';
-import { CONFIG_FILE, readUserText } from '../../src/safe-file.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import { CONFIG_FILE, readUserText } from '../../src/base/safe-file.ts';
 import { joinClusters, readClusterConf, readClusterTable, readGslb } from './bfe-json-clusters.ts';
 import { BfeReader } from './bfe-json-reader.ts';
 

@@ -6,7 +6,7 @@
  *
  * 1. `start()` builds the first snapshot from the inline table, the `routes:` file or the
  *    `bfeConfDir:` directory; any error fails the start.
- * 2. For file sources, a stat-polling watcher (src/file-watch.ts, debounced) triggers a
+ * 2. For file sources, a stat-polling watcher (src/base/file-watch.ts, debounced) triggers a
  *    reload: read, build (in time slices, `../lib/sliced.ts`, so a big table never holds the
  *    event loop for the whole build), check; identical sources are a no-op.
  * 3. A good build replaces the snapshot reference and bumps `version`; a bad one is logged as a
@@ -16,9 +16,9 @@
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { SwitchboardError } from '../../src/errors.ts';
-import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
-import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import { type FileWatcher, watchFiles } from '../../src/base/file-watch.ts';
+import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
 import { JsonPieces } from '../lib/json-steps.ts';
 import { readSourceBytes } from '../lib/read-source.ts';
 import { runSliced } from '../lib/sliced.ts';

@@ -5,7 +5,13 @@
  */
 import { parseHostPort } from '../../src/config/address.ts';
 import { toPolicy } from '../../src/config/cluster.ts';
-import { type Backend, BLACKHOLE, type Candidates, type ClusterPolicy, type SubCluster } from '../../src/types.ts';
+import {
+  type Backend,
+  BLACKHOLE,
+  type Candidates,
+  type ClusterPolicy,
+  type SubCluster,
+} from '../../src/contracts/types.ts';
 import type { Issues } from './issues.ts';
 import type { ClusterConfig } from './routing-table.ts';
 

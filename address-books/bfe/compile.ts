@@ -27,10 +27,11 @@
  * previous table's when every member is unchanged (`validate.ts`), in which case the host and
  * VIP tables are the previous ones too (`host-fill.ts`).
  */
+
+import { isSwitchboardError } from '../../src/base/errors.ts';
+import { didYouMean } from '../../src/base/suggest.ts';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
-import { didYouMean } from '../../src/suggest.ts';
-import type { Request } from '../../src/types.ts';
+import type { Request } from '../../src/contracts/types.ts';
 import { runSliced, runToEnd, SLICE_MS, type Steps } from '../lib/sliced.ts';
 import type { AdvancedRule } from './advanced-rules.ts';
 import { ADVANCED_MODE, BasicRuleTree, type PathTarget, parsePathPattern } from './basic-rules.ts';

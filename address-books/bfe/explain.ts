@@ -2,7 +2,7 @@
  * `switchboard route`: the routing decision for a request, step by step, without sending
  * traffic. It walks the same compiled parts as `Snapshot.findAddresses`, recording each step.
  */
-import type { Candidates, Request } from '../../src/types.ts';
+import type { Candidates, Request } from '../../src/contracts/types.ts';
 import type { Snapshot } from './snapshot.ts';
 
 /** How the product was found. */

@@ -14,7 +14,7 @@
  * the one a fill makes; when it finds one, the table is filled from scratch, so the problems and
  * their order are exactly a fill's. VIPs (few) are always filled, reusing unchanged entries.
  */
-import { canonicalIp } from '../../src/ip.ts';
+import { canonicalIp } from '../../src/base/ip.ts';
 import { runToEnd, type Steps } from '../lib/sliced.ts';
 import { type HostEntry, HostTable, normaliseConfigHost } from './host-table.ts';
 import { Issues } from './issues.ts';

@@ -3,8 +3,8 @@
  * of them at once (each with its config path) instead of the first only.
  */
 import type { z } from 'zod';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import { formatIssues } from '../../src/config/errors.ts';
-import { SwitchboardError } from '../../src/errors.ts';
 
 /** An accumulator of `path: message` problems. */
 export class Issues {

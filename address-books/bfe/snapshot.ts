@@ -10,8 +10,8 @@
  *        ▼
  *   advanced rules, in order ─first match─► Candidates     (none → no route)
  */
-import { canonicalIp } from '../../src/ip.ts';
-import type { BackendEntry, Candidates, Request } from '../../src/types.ts';
+import { canonicalIp } from '../../src/base/ip.ts';
+import type { BackendEntry, Candidates, Request } from '../../src/contracts/types.ts';
 import { type AdvancedRule, firstMatch } from './advanced-rules.ts';
 import type { BasicRuleTree } from './basic-rules.ts';
 import type { CompiledCluster } from './clusters.ts';

@@ -25,9 +25,9 @@
 import { resolve } from 'node:path';
 import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
 import { z } from 'zod';
+import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
 import { duration } from '../../src/config/duration.ts';
-import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
-import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
+import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
 import { SnapshotBook } from '../lib/snapshot-book.ts';
 import { Labels } from '../sqlite/relabel.ts';

@@ -5,9 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { type FileWatcher, watchFiles } from '../../src/file-watch.ts';
-import type { AddressBookFactory, PluginContext } from '../../src/plugin.ts';
-import type { AddressBook, BackendEntry, Candidates, Request, RoutingTableSource } from '../../src/types.ts';
+import { type FileWatcher, watchFiles } from '../../src/base/file-watch.ts';
+import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
+import type { AddressBook, BackendEntry, Candidates, Request, RoutingTableSource } from '../../src/contracts/types.ts';
 import { readSourceFile } from '../lib/read-source.ts';
 import { buildMatcher, type FileMatcher } from './matcher.ts';
 import { type FileEntry, parseEntries } from './parse.ts';

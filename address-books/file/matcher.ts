@@ -10,7 +10,7 @@
  */
 import { formatHostPort } from '../../src/config/address.ts';
 import { toPolicy } from '../../src/config/cluster.ts';
-import type { Backend, Candidates } from '../../src/types.ts';
+import type { Backend, Candidates } from '../../src/contracts/types.ts';
 import type { FileEntry } from './parse.ts';
 
 interface PathRoute {

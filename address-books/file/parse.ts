@@ -9,10 +9,10 @@
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import { backendAddress } from '../../src/config/address.ts';
 import { checkRetryBudget, policyShape } from '../../src/config/cluster.ts';
 import { formatIssues } from '../../src/config/errors.ts';
-import { SwitchboardError } from '../../src/errors.ts';
 
 const hostPattern = z
   .string()

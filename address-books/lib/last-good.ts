@@ -13,7 +13,7 @@
  *    replaces the pending data (only the newest is written). A failed save is logged once per
  *    message and changes nothing else.
  * 2. `load()` is called only when the store is unreachable at start, and reads the file as
- *    every user-named file is read (src/safe-file.ts: a regular file of at most 64 MiB). A
+ *    every user-named file is read (src/base/safe-file.ts: a regular file of at most 64 MiB). A
  *    missing file is
  *    `undefined`; anything else wrong (not JSON, another format, written by another book or for
  *    another source) is a SWB_ERR_ADDRESS_BOOK naming the file and what is wrong.
@@ -31,8 +31,8 @@ import { constants } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { SwitchboardError } from '../../src/errors.ts';
-import { CONFIG_FILE, FileReadError, readUserText } from '../../src/safe-file.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import { CONFIG_FILE, FileReadError, readUserText } from '../../src/base/safe-file.ts';
 import { runSliced, stringifySteps } from './sliced.ts';
 
 /** The `cache:` option of a store-backed book: a file path relative to the config file. */

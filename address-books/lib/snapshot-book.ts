@@ -6,8 +6,8 @@
  * cache (`last-good.ts`), `swapLive` also saves the data the view came from, and
  * `startFromLastGood` serves that data, marked stale, when the store does not answer at start.
  */
-import { SwitchboardError } from '../../src/errors.ts';
-import type { PluginContext } from '../../src/plugin.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
 import type {
   AddressBook,
   BackendEntry,
@@ -16,7 +16,7 @@ import type {
   Candidates,
   Request,
   RoutingTableSource,
-} from '../../src/types.ts';
+} from '../../src/contracts/types.ts';
 import { type Explanation, explain } from '../bfe/explain.ts';
 import { Snapshot } from '../bfe/snapshot.ts';
 import { formatAge, type LastGoodFile } from './last-good.ts';

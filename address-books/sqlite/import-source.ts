@@ -7,10 +7,10 @@
 import { stat } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import { CONFIG_FILE, readUserText } from '../../src/base/safe-file.ts';
 import { formatHostPort } from '../../src/config/address.ts';
 import { DEFAULT_POLICY, toPolicy } from '../../src/config/cluster.ts';
-import { SwitchboardError } from '../../src/errors.ts';
-import { CONFIG_FILE, readUserText } from '../../src/safe-file.ts';
 import { loadBfeDir } from '../bfe/bfe-json.ts';
 import { compileRoutingTable } from '../bfe/compile.ts';
 import type { RoutingTable } from '../bfe/routing-table.ts';

@@ -5,7 +5,7 @@
  * map records, while the table is assembled, which row produced which path; `relabel` then
  * rewrites each problem of a compile error to its row.
  */
-import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
 
 /** Config path prefix → row or key label, filled while a table is assembled from a store. */
 export class Labels {

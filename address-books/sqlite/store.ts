@@ -4,7 +4,7 @@
  * classic list (validated whole first), and read them back as YAML.
  */
 import { DatabaseSync } from 'node:sqlite';
-import { SwitchboardError } from '../../src/errors.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import type { RoutingTable } from '../bfe/routing-table.ts';
 import { routingTableToYaml } from '../bfe/yaml.ts';
 import type { FileEntry } from '../file/parse.ts';

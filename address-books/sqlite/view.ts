@@ -5,9 +5,9 @@
  * `file` book's matcher, so each keeps the exact semantics of the book it mirrors.
  */
 import { z } from 'zod';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import { formatIssues } from '../../src/config/errors.ts';
-import { SwitchboardError } from '../../src/errors.ts';
-import type { BackendEntry, Request } from '../../src/types.ts';
+import type { BackendEntry, Request } from '../../src/contracts/types.ts';
 import { compileRoutingTable, compileRoutingTableSliced } from '../bfe/compile.ts';
 import type { Snapshot } from '../bfe/snapshot.ts';
 import { buildMatcher } from '../file/matcher.ts';

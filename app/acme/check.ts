@@ -7,7 +7,7 @@
 import { constants } from 'node:fs';
 import { access, lstat, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { PEM_FILE, readUserText } from '../../src/safe-file.ts';
+import { PEM_FILE, readUserText } from '../../src/base/safe-file.ts';
 import type { LoadedConfig } from '../load-config.ts';
 
 async function writable(path: string): Promise<boolean> {

@@ -10,8 +10,8 @@
 import assert from 'node:assert';
 import { Agent } from 'node:https';
 import * as acme from 'acme-client';
-import { SwitchboardError } from '../../src/errors.ts';
-import { PEM_FILE, readUserText } from '../../src/safe-file.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import { PEM_FILE, readUserText } from '../../src/base/safe-file.ts';
 import type { AcmeStorage } from './storage.ts';
 
 /** What a client needs from its section. */

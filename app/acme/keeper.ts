@@ -10,8 +10,8 @@
  *
  * Saves of one name run one after the other, so an old certificate never lands over a newer one.
  */
-import { channels } from '../../src/diagnostics.ts';
-import type { Logger } from '../../src/log.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { Logger } from '../../src/base/log.ts';
 import type { AcmeStorage } from './storage.ts';
 
 /** Storage probes and saves: local, cheap, and worth retrying soon after an operator fixes the disk. */

@@ -10,7 +10,7 @@
  * TLS-ALPN-01: the challenge certificate (RFC 8737: acmeIdentifier extension, critical) is
  * built by acme-client and served to ClientHellos offering `acme-tls/1` for the name on the
  * listener (src/listener/acme-alpn.ts). HTTP-01: the key authorization is answered on plaintext
- * listeners at `/.well-known/acme-challenge/<token>` before routing (src/route.ts).
+ * listeners at `/.well-known/acme-challenge/<token>` before routing (src/routing/route.ts).
  */
 import * as acme from 'acme-client';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';

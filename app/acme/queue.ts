@@ -10,7 +10,7 @@
  * `spend(item)` is called by `run` just before it calls the CA, so a storage probe that fails
  * first spends nothing.
  */
-import type { Logger } from '../../src/log.ts';
+import type { Logger } from '../../src/base/log.ts';
 import { OrderBudget } from './budget.ts';
 
 /** What the queue needs of a name. */

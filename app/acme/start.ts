@@ -4,7 +4,8 @@
  * to each of them (acknowledged); it is configured now and again after every engine swap or
  * routing-table change.
  */
-import { type BoundPanel, forwardsIssued } from '../../src/panel.ts';
+import { forwardsIssued } from '../../src/panel/capabilities.ts';
+import type { BoundPanel } from '../../src/panel/contract.ts';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';
 import type { Runtime } from '../runtime.ts';
 import { AcmeManager } from './manager.ts';

@@ -16,8 +16,8 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SwitchboardError } from '../../src/errors.ts';
-import { FileReadError, PEM_FILE, readUserFile, readUserText } from '../../src/safe-file.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import { FileReadError, PEM_FILE, readUserFile, readUserText } from '../../src/base/safe-file.ts';
 
 /** A certificate read back from storage. */
 export interface StoredCertificate {

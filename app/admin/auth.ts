@@ -22,7 +22,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
-import type { ResultCode } from '../../src/errors.ts';
+import type { ResultCode } from '../../src/base/errors.ts';
 
 const loopbacks = new BlockList();
 loopbacks.addSubnet('127.0.0.0', 8, 'ipv4');

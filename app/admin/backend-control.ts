@@ -13,7 +13,7 @@
  * 1. `{id}` is the `id` that `/backends` shows (`host:port`, `[v6]:port`), URL-encoded or not.
  *    It names the backend in every cluster and sub-cluster that lists it. Unknown → 404
  *    `backend_not_found`; a bad body → 400 `bad_request`.
- * 2. The state is written into the backend registry (src/backend-registry.ts `setMode`,
+ * 2. The state is written into the backend registry (src/contracts/backend-registry.ts `setMode`,
  *    `setWeight`): the one record every operator of every panel and worker thread consults, so
  *    no panel has code of its own for it. A drained backend is not `available`, which every
  *    operator already skips; the override replaces the configured weight in each pool.
@@ -22,9 +22,9 @@
  * 4. Every answer is `{ ok: true, backend }` with the backend as `/backends` shows it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AdminMode, BackendState } from '../../src/backend-registry.ts';
-import { slowStartWeight } from '../../src/slow-start.ts';
-import { type BackendEntry, isBackendLister } from '../../src/types.ts';
+import type { AdminMode, BackendState } from '../../src/contracts/backend-registry.ts';
+import { type BackendEntry, isBackendLister } from '../../src/contracts/types.ts';
+import { slowStartWeight } from '../../src/routing/slow-start.ts';
 import type { AdminDeps } from './routes.ts';
 
 /** Largest weight an override may set (shared memory stores weight + 1 in an Int32). */

@@ -8,7 +8,7 @@
  *   that have one.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
 import { stateOf } from './backend-control.ts';
 
 const STATES = ['up', 'down', 'draining', 'disabled'] as const;

@@ -23,9 +23,9 @@
  * A redacted string becomes `"<redacted>"`; an empty one stays empty (it shows that none is set).
  */
 import type { z } from 'zod';
-import type { LoadedConfig } from '../../src/config/loaded.ts';
 import { isMarkedNotSecret } from '../../src/config/not-secret.ts';
 import { configSchema } from '../../src/config/schema.ts';
+import type { LoadedConfig } from '../../src/panel/contract.ts';
 
 export const REDACTED = '<redacted>';
 

@@ -1,6 +1,6 @@
 /**
  * The admin listener's connection bounds (issue 39): an admin port anyone can reach must not be
- * able to hold the descriptors the traffic listeners count on (src/nofile.ts reserves
+ * able to hold the descriptors the traffic listeners count on (src/process/nofile.ts reserves
  * `admin.maxConnections` of them, no more).
  *
  * 1. Every accepted socket is checked before node:http reads a byte (a `connection` listener
@@ -22,9 +22,9 @@
  */
 import type { IncomingMessage, Server, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Logger } from '../../src/base/log.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
 import { clientKey } from '../../src/listener/client-key.ts';
-import type { Logger } from '../../src/log.ts';
 
 /** How often node:http looks for connections past their head or request deadline. */
 const CHECK_MS = 1_000;

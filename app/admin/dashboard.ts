@@ -9,7 +9,7 @@
  *    than `since`, cumulative totals, and the reloads.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { channels } from '../../src/diagnostics.ts';
+import { channels } from '../../src/base/diagnostics.ts';
 import type { ReloadResult } from '../reload.ts';
 import { backendsView } from './backend-control.ts';
 import type { AdminDeps } from './routes.ts';

@@ -24,7 +24,7 @@
  * request; a refusal is answered by `refuse()` below.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RoutingTableSource } from '../../src/types.ts';
+import type { RoutingTableSource } from '../../src/contracts/types.ts';
 import type { AcmeManager } from '../acme/manager.ts';
 import { certificatesReport } from '../certificates.ts';
 import type { Metrics } from '../metrics.ts';

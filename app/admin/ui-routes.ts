@@ -17,9 +17,9 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { createLogger } from '../../src/log.ts';
-import { defaultRandom } from '../../src/random.ts';
+import { createLogger } from '../../src/base/log.ts';
+import { defaultRandom } from '../../src/base/random.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { ExplainInputError, explainRoute, formatRouteExplanation } from '../explain.ts';
 import { AdminError, readJson } from './backend-control.ts';
 import type { AdminDeps } from './routes.ts';

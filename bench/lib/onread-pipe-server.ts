@@ -11,7 +11,7 @@
  *
  * Not a floor the router is judged against: it shows what reused read buffers are worth in
  * Node, and what one buffer per upstream socket, kept while the connection is idle, costs (the
- * `idle` row). The router shares one buffer instead (src/own-reads.ts). bench/README, cost
+ * `idle` row). The router shares one buffer instead (src/data-path/own-reads.ts). bench/README, cost
  * table, "Reused read buffers".
  */
 import { connect, createServer, type Socket } from 'node:net';

@@ -101,7 +101,7 @@ backend b
 
 /**
  * Switchboard's config for the `net` panel row (logs off). Per-request routing budgets 2 + 2
- * descriptors per connection (idle upstream links, src/nofile.ts), so its cap is halved to fit
+ * descriptors per connection (idle upstream links, src/process/nofile.ts), so its cap is halved to fit
  * the machine's 20,000 descriptors; the idle scenario holds 4,000.
  */
 export function switchboardConf(port: number, routing: 'per-connection' | 'per-request'): string {

@@ -17,8 +17,15 @@ import pg from 'pg';
 import { z } from 'zod';
 import { parseHostPort } from '../../src/config/address.ts';
 import { DEFAULT_POLICY } from '../../src/config/cluster.ts';
-import type { PluginContext } from '../../src/plugin.ts';
-import type { AddressBook, Backend, BackendEntry, BackendLister, Candidates, Request } from '../../src/types.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
+import type {
+  AddressBook,
+  Backend,
+  BackendEntry,
+  BackendLister,
+  Candidates,
+  Request,
+} from '../../src/contracts/types.ts';
 
 const options = z.strictObject({
   connectionString: z.string().min(1),
@@ -167,7 +174,7 @@ class PgAddressBook implements AddressBook, BackendLister {
   }
 }
 
-/** The factory Switchboard loads: `export default { name, options, create }` (src/plugin.ts). */
+/** The factory Switchboard loads: `export default { name, options, create }` (src/contracts/plugin.ts). */
 export default {
   name: 'pg-address-book',
   options,

@@ -3,8 +3,9 @@
  * sub-cluster — `wrr` (smooth WRR), `wlc` (weighted least connections, SWRR tie-break) or
  * `sticky` (weighted hash of the GSLB hash key). See README.md beside this file.
  */
-import { type BackendPicker, hashKey } from '../../src/gslb.ts';
-import type { OperatorFactory, OperatorInstance, PluginContext } from '../../src/plugin.ts';
+
+import type { OperatorFactory, OperatorInstance, PluginContext } from '../../src/contracts/plugin.ts';
+import { type BackendPicker, hashKey } from '../../src/routing/gslb.ts';
 import { memo, nowFor, operatorOf } from '../lib/operator.ts';
 import { type Pool, poolOf } from '../lib/pool.ts';
 import { swrrPick, swrrState } from '../lib/swrr.ts';

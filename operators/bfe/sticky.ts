@@ -8,8 +8,9 @@
  *    eligible backends subtracting weights until `v` drops below zero.
  * 3. Slow start does not apply (as in BFE).
  */
-import { hashBucket } from '../../src/gslb.ts';
-import type { Random } from '../../src/random.ts';
+
+import type { Random } from '../../src/base/random.ts';
+import { hashBucket } from '../../src/routing/gslb.ts';
 import { eligible, type Pool } from '../lib/pool.ts';
 
 /** The pool's indices ordered by backend id. */

@@ -1,12 +1,13 @@
 /**
  * Glue shared by the built-in operators: every `findJack` is the shared GSLB step (`balance`,
- * src/gslb.ts) around the operator's own picker, and per-pool algorithm state is memoised in a
+ * src/routing/gslb.ts) around the operator's own picker, and per-pool algorithm state is memoised in a
  * WeakMap so it lives exactly as long as its snapshot.
  */
-import { type BackendPicker, balance } from '../../src/gslb.ts';
-import type { OperatorInstance, PluginContext } from '../../src/plugin.ts';
-import type { Random } from '../../src/random.ts';
-import type { Attempt, Candidates, Jack, Refusal, Request } from '../../src/types.ts';
+
+import type { Random } from '../../src/base/random.ts';
+import type { OperatorInstance, PluginContext } from '../../src/contracts/plugin.ts';
+import type { Attempt, Candidates, Jack, Refusal, Request } from '../../src/contracts/types.ts';
+import { type BackendPicker, balance } from '../../src/routing/gslb.ts';
 import { type Pool, poolOf } from './pool.ts';
 
 /** An operator whose `findJack` runs GSLB then `picker` inside the chosen sub-cluster. */

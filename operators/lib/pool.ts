@@ -11,9 +11,9 @@
  * The records are the backends as the request's cluster sees them (`registry.get(id, cluster)`):
  * connection counts are global per backend, availability and slow start are that cluster's.
  */
-import type { BackendRegistry, BackendState } from '../../src/backend-registry.ts';
-import { slowStartWeight } from '../../src/slow-start.ts';
-import type { Backend, Jack, SubCluster } from '../../src/types.ts';
+import type { BackendRegistry, BackendState } from '../../src/contracts/backend-registry.ts';
+import type { Backend, Jack, SubCluster } from '../../src/contracts/types.ts';
+import { slowStartWeight } from '../../src/routing/slow-start.ts';
 
 /** One sub-cluster's backends with their registry records, in the address book's order. */
 export interface Pool {

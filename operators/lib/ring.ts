@@ -12,7 +12,7 @@
  *    capacity `ceil(balanceFactor × (Σ active + 1) × weight / Σ weight)` over eligible backends.
  *    Some eligible backend is always under capacity, so the walk ends.
  */
-import { murmur3First64 } from '../../src/murmur3.ts';
+import { murmur3First64 } from '../../src/base/murmur3.ts';
 import { eligible, type Pool } from './pool.ts';
 
 /** The sorted points of one pool. */

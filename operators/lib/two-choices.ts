@@ -4,8 +4,9 @@
  * weight makes an idle pool (equal costs, the first draw wins) follow the weights exactly in
  * expectation; under load the cost steers traffic away from busy or slow backends.
  */
-import type { OperatorInstance, PluginContext } from '../../src/plugin.ts';
-import type { Random } from '../../src/random.ts';
+
+import type { Random } from '../../src/base/random.ts';
+import type { OperatorInstance, PluginContext } from '../../src/contracts/plugin.ts';
 import { poolOperator } from './operator.ts';
 import { type Pool, weightOf } from './pool.ts';
 import { weightedRandomPick } from './weighted-random.ts';

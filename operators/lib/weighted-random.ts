@@ -2,7 +2,7 @@
  * Weighted random choice over a pool's eligible backends: draw `r` in [0, Σw) from the injected
  * source, then walk the eligible backends subtracting weights. One draw per pick, no allocation.
  */
-import type { Random } from '../../src/random.ts';
+import type { Random } from '../../src/base/random.ts';
 import { eligible, type Pool, weightOf } from './pool.ts';
 
 /**

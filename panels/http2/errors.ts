@@ -5,8 +5,8 @@
  * (content-type `application/grpc…`) gets `:status 200` with the gRPC code in trailers, mapped
  * as gRPC's own HTTP-to-gRPC table does (grpc/doc/http-grpc-status-mapping.md).
  */
-import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
-import { answerBody } from '../../src/respond.ts';
+import { RESULT_STATUS, type ResultCode } from '../../src/base/errors.ts';
+import { answerBody } from '../../src/data-path/answer.ts';
 import { type Down, H1Down } from './down.ts';
 
 /** gRPC status codes used here (grpc/doc/statuscodes.md). */

@@ -9,7 +9,7 @@
  * response body's 'data') are the only closures left.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { AccessRecord } from '../../src/log.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import type { AfterReads } from './after-reads.ts';
 import { afterReads } from './after-reads.ts';
 import type { Down } from './down.ts';

@@ -21,7 +21,7 @@
 import { Agent, type ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Backend } from '../../src/types.ts';
+import type { Backend } from '../../src/contracts/types.ts';
 import { type DialPlan, dial } from '../../src/upstream/index.ts';
 
 /** The part of ClientRequest an agent hands sockets (or a connect error) to. */

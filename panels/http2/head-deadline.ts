@@ -8,8 +8,9 @@
  *
  * Later requests on a kept-alive connection are bounded by `idleTimeout`, as on the net panel.
  */
+
+import { MemberList, type MemberNode } from '../../src/base/member-list.ts';
 import type { Connection } from '../../src/listener/connection.ts';
-import { MemberList, type MemberNode } from '../../src/member-list.ts';
 
 /** A connection still waiting for its first request. */
 interface Waiting {
@@ -18,7 +19,7 @@ interface Waiting {
   node: MemberNode<Waiting> | undefined;
 }
 
-/** Its deadline, in a slot of the connection (no Map that connections join and leave: src/member-list.ts). */
+/** Its deadline, in a slot of the connection (no Map that connections join and leave: src/base/member-list.ts). */
 const kWaiting = Symbol('switchboard.http2.headDeadline');
 type Slotted = Connection & { [kWaiting]?: Waiting | undefined };
 

@@ -2,7 +2,8 @@
  * The `http2` panel: terminates HTTP/2 and routes every stream (see README.md). It takes no
  * options; what it cannot honour is refused at config load (validate.ts).
  */
-import type { DescriptorBudget, PanelFactory, PanelValidator } from '../../src/panel.ts';
+import type { DescriptorBudget, PanelValidator } from '../../src/panel/capabilities.ts';
+import type { PanelFactory } from '../../src/panel/contract.ts';
 import { http2Panel as server } from './server.ts';
 
 export { h2cStreamRouter } from './server.ts';

@@ -13,9 +13,8 @@
  * it (`client`, private-keys.ts).
  */
 import type { Socket } from 'node:net';
-import type { Engine, PanelRuntime } from '../../src/engine.ts';
-import { isProxyOutRefused, proxyHeaderFor } from '../../src/proxy-out.ts';
-import { type Candidates, isRefusal, type Operator } from '../../src/types.ts';
+import { type Candidates, isRefusal, type Operator } from '../../src/contracts/types.ts';
+import type { Engine, PanelRuntime } from '../../src/panel/contract.ts';
 import {
   type DialPlan,
   type Opened,
@@ -24,8 +23,9 @@ import {
   tryJacks,
   type UpstreamFailure,
 } from '../../src/upstream/index.ts';
+import { isProxyOutRefused, proxyHeaderFor } from '../../src/upstream/proxy-out.ts';
 import type { Exchange } from './exchange.ts';
-import type { Routed } from './to-request.ts';
+import type { Routed } from './stream-request.ts';
 import type { H1Pool } from './upstream-h1.ts';
 import type { ClientWatch, H2Pool } from './upstream-h2.ts';
 

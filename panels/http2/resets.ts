@@ -17,7 +17,7 @@
  *    their own connections).
  */
 import type { Http2Session } from 'node:http2';
-import type { PanelRuntime } from '../../src/engine.ts';
+import type { PanelRuntime } from '../../src/panel/contract.ts';
 import { H2_ERROR } from '../../src/peek/h2c.ts';
 
 /** Resets one connection may make within a window. */

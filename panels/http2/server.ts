@@ -20,9 +20,9 @@
  */
 
 import type { ListenerConfig } from '../../src/config/schema.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
 import { ListenerPipeline } from '../../src/listener/pipeline.ts';
-import type { BoundPanel, PanelFactory, StreamRouterFactory } from '../../src/panel.ts';
+import type { StreamRouterFactory } from '../../src/listener/stream-router.ts';
+import type { BoundPanel, PanelFactory, PanelRuntime } from '../../src/panel/contract.ts';
 import { StreamServers } from './streams.ts';
 
 /** What a terminating listener offers, in preference order. */

@@ -19,7 +19,7 @@
  *    the group, its open streams finish, and the next stream gets a new session.
  */
 import type { ClientHttp2Session, Settings } from 'node:http2';
-import { ConnectError } from '../../src/connect.ts';
+import { ConnectError } from '../../src/upstream/connect.ts';
 import type { StreamCounter } from './h2-exchange.ts';
 
 /** The largest stream id (RFC 9113 §5.1.1: 31 bits). */

@@ -16,7 +16,7 @@
  */
 import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
-import { answer } from '../../src/answer.ts';
+import { answer } from '../../src/data-path/answer.ts';
 import { H2_ERROR, looksLikeH2c, startsLikeH2c } from '../../src/peek/h2c.ts';
 
 /** CRLFs taken before a request line. */

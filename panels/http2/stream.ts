@@ -22,15 +22,15 @@
 
 import type { Http2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
+import { channels } from '../../src/base/diagnostics.ts';
+import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
+import { outlierStatusFor } from '../../src/config/outlier-status.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
-import { channels } from '../../src/diagnostics.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
-import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import type { Candidates } from '../../src/contracts/types.ts';
 import { clientOf } from '../../src/listener/pipeline.ts';
-import type { AccessRecord } from '../../src/log.ts';
-import { outlierStatusFor } from '../../src/outlier.ts';
-import { decideRoute, isRouteRefused } from '../../src/route.ts';
-import type { Candidates } from '../../src/types.ts';
+import type { PanelRuntime } from '../../src/panel/contract.ts';
+import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
 import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
 import { type AfterReads, afterReads } from './after-reads.ts';
 import type { Down, H2Down } from './down.ts';
@@ -39,7 +39,7 @@ import { type Exchange, H2_CANCEL } from './exchange.ts';
 import { Forwarding, type StreamLog } from './forward.ts';
 import { openExchange, type UpstreamPools } from './open-exchange.ts';
 import { resetBudgetOf } from './resets.ts';
-import { type Routed, routeView } from './to-request.ts';
+import { type Routed, routeView } from './stream-request.ts';
 import type { ClientWatch } from './upstream-h2.ts';
 
 /** What a stream needs from its panel. */
@@ -185,7 +185,7 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
       if (request.path !== undefined) record.path = request.path;
       if (request.method !== undefined) record.method = request.method;
 
-      // The decision every panel makes (src/route.ts); CONNECT was refused by routeView already.
+      // The decision every panel makes (src/routing/route.ts); CONNECT was refused by routeView already.
       const candidates = decideRoute(engine, ctx.listener, request, record);
       if (isRouteRefused(candidates)) {
         this.#refuse(candidates.refused, candidates.reason);
@@ -238,7 +238,7 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
       this.log('client_closed', undefined, 'client went away while connecting');
       return;
     }
-    // Cluster `outlierStatus`: the response status feeds passive health (src/outlier.ts).
+    // Cluster `outlierStatus`: the response status feeds passive health (src/config/outlier-status.ts).
     const candidates = this.#candidates as Candidates;
     const outlier = outlierStatusFor(candidates.policy.outlierStatus);
     const { id } = result.jack.backend;

@@ -2,7 +2,7 @@
  * The http2 panel's engine without listeners: the HTTP/2 and HTTP/1.1 servers of each listener
  * config, the client sessions, the first-request deadlines and the upstream pools. The panel
  * (server.ts) feeds it the connections of its own listener pipeline; app/panels.ts lends one to
- * the net panel as its `StreamRouter` (src/panel.ts) for `listeners[].h2c: route`, so an h2c
+ * the net panel as its `StreamRouter` (src/panel/capabilities.ts) for `listeners[].h2c: route`, so an h2c
  * connection accepted there is served exactly as here: every stream routed on its own.
  *
  *   Connection ─► serve(c) ─┬─ tls: terminate, ALPN h2 ──────► http2 server ─┐
@@ -32,18 +32,17 @@ import {
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
-import { answer } from '../../src/answer.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { ResultCode } from '../../src/base/errors.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
+import { MemberList } from '../../src/base/member-list.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
-import { channels } from '../../src/diagnostics.ts';
-import type { Engine, PanelRuntime } from '../../src/engine.ts';
-import type { ResultCode } from '../../src/errors.ts';
+import { answer, statusOf } from '../../src/data-path/answer.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { clientOf, connectionOf } from '../../src/listener/pipeline.ts';
-import type { AccessRecord } from '../../src/log.ts';
-import { MemberList } from '../../src/member-list.ts';
-import type { StreamRouter } from '../../src/panel.ts';
+import type { StreamRouter } from '../../src/listener/stream-router.ts';
+import type { Engine, PanelRuntime } from '../../src/panel/contract.ts';
 import { H2_ERROR } from '../../src/peek/h2c.ts';
-import { statusOf } from '../../src/respond.ts';
 import { H1Down, H2Down } from './down.ts';
 import { HeadDeadlines } from './head-deadline.ts';
 import { sniffPreface } from './sniff.ts';
@@ -57,7 +56,7 @@ const UPSTREAM_GRACE_MS = 1_000;
 /**
  * What the panel keeps of a connection and a session, in slots of their own objects rather than
  * in long-lived Maps and WeakSets that connections join and leave (those keep closed connections
- * alive through scavenges: src/member-list.ts).
+ * alive through scavenges: src/base/member-list.ts).
  */
 const kSniffing = Symbol('switchboard.http2.sniffing');
 const kH2 = Symbol('switchboard.http2.h2');
@@ -101,7 +100,7 @@ export class StreamServers implements StreamRouter {
   readonly #servers = new WeakMap<ListenerConfig, Servers>();
   /** Every HTTP/1 server made, for closing idle keep-alive sockets on drain. */
   readonly #h1Servers = new Set<HttpServer>();
-  /** Open client sessions (a list, not a Set: src/member-list.ts says why). */
+  /** Open client sessions (a list, not a Set: src/base/member-list.ts says why). */
   readonly #sessions = new MemberList<Http2Session>();
   readonly #h2: H2Pool;
   readonly #h1: H1Pool;

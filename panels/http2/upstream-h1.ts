@@ -15,8 +15,8 @@
  */
 import { type ClientRequest, request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
-import { ConnectError } from '../../src/connect.ts';
-import type { Backend } from '../../src/types.ts';
+import type { Backend } from '../../src/contracts/types.ts';
+import { ConnectError } from '../../src/upstream/connect.ts';
 import type { DialPlan } from '../../src/upstream/index.ts';
 import type { Exchange, ExchangeEvents } from './exchange.ts';
 import { BoundedAgent } from './h1-agent.ts';

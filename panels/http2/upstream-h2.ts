@@ -35,9 +35,9 @@ import {
   connect as h2connect,
 } from 'node:http2';
 import type { Socket } from 'node:net';
-import { ConnectError } from '../../src/connect.ts';
-import { peerError } from '../../src/errors.ts';
-import type { Backend } from '../../src/types.ts';
+import { peerError } from '../../src/base/errors.ts';
+import type { Backend } from '../../src/contracts/types.ts';
+import { ConnectError } from '../../src/upstream/connect.ts';
 import { type DialPlan, dial } from '../../src/upstream/index.ts';
 import type { Exchange } from './exchange.ts';
 import { H2Exchange } from './h2-exchange.ts';

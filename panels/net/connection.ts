@@ -4,14 +4,14 @@
  *
  *   listener pipeline (src/listener/: caps, PROXY header, TLS termination)
  *          → peek (TLS hello | h2c HEADERS | HTTP/1 head, within what is left of peekTimeout)
- *          → Request → decideRoute (src/route.ts: CONNECT check, findAddresses)
+ *          → Request → decideRoute (src/routing/route.ts: CONNECT check, findAddresses)
  *          → openUpstreamThen (findJack + connect, retries, PROXY out, TLS)
  *          → peeked bytes → splice
  *
  * h2c: the router's own empty SETTINGS answer the client's during the peek, and the splice cuts
- * the client's one ACK of them (src/h2c-settings-ack.ts), DESIGN's second byte exception. The
+ * the client's one ACK of them (src/data-path/h2c-settings-ack.ts), DESIGN's second byte exception. The
  * router also ACKs each client SETTINGS and answers each PING before the first HEADERS, and the
- * splice cuts the backend's own ACKs of those (src/h2c-backend-acks.ts). With
+ * splice cuts the backend's own ACKs of those (src/data-path/h2c-backend-acks.ts). With
  * `h2c: route` the peek stops at the preface and the connection goes to the stream router
  * (the http2 engine the composition lent the panel): every stream is routed on its own there.
  *
@@ -21,26 +21,25 @@
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { type Answerable, answer } from '../../src/answer.ts';
-import { clientAddressing } from '../../src/client-ip.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import { h2cModeOf } from '../../src/config/schema.ts';
-import { channels } from '../../src/diagnostics.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
-import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
-import { BackendAckFilter } from '../../src/h2c-backend-acks.ts';
-import { SettingsAckFilter } from '../../src/h2c-settings-ack.ts';
+import type { Request } from '../../src/contracts/types.ts';
+import { type Answerable, answer, statusOf } from '../../src/data-path/answer.ts';
+import { BackendAckFilter } from '../../src/data-path/h2c-backend-acks.ts';
+import { SettingsAckFilter } from '../../src/data-path/h2c-settings-ack.ts';
+import { splice } from '../../src/data-path/splice.ts';
 import { clientText } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
-import type { AccessRecord } from '../../src/log.ts';
+import type { PanelRuntime } from '../../src/panel/contract.ts';
 import { FLAG, FRAME, FRAME_HEADER_BYTES } from '../../src/peek/h2-frames.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { isH2cUpgrade } from '../../src/peek/h2c-upgrade.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
-import { type RoutablePeek, requestFromPeek } from '../../src/peek/to-request.ts';
-import { statusOf } from '../../src/respond.ts';
-import { decideRoute, isRouteRefused } from '../../src/route.ts';
-import { splice } from '../../src/splice.ts';
-import type { Request } from '../../src/types.ts';
+import { clientAddressing } from '../../src/request/client-ip.ts';
+import { type RoutablePeek, requestFromPeek } from '../../src/request/from-peek.ts';
+import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
 import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { upgradeToH2c } from './h2c-upgrade.ts';
 import { perRequestStart, runPerRequest } from './per-request.ts';
@@ -219,7 +218,7 @@ export function handleConnection(
       return;
     }
 
-    // CONNECT check, findAddresses, no_route (src/route.ts): the same decision as per-request.
+    // CONNECT check, findAddresses, no_route (src/routing/route.ts): the same decision as per-request.
     const candidates = decideRoute(engine, listener, request, record, socket);
     if (isRouteRefused(candidates)) {
       refuse(candidates.refused, peeked.kind, candidates.reason);

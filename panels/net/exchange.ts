@@ -7,10 +7,10 @@
 // Imported rather than the global: `globalThis.performance` is a lazy accessor, so every read of
 // it goes through a generic global load (issue 18: two per request).
 import { performance } from 'node:perf_hooks';
-import { channels } from '../../src/diagnostics.ts';
-import type { AccessLog, AccessRecord } from '../../src/log.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { AccessLog, AccessRecord } from '../../src/base/log.ts';
+import type { Request } from '../../src/contracts/types.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
-import type { Request } from '../../src/types.ts';
 
 /** One request on the connection and the state of its response. */
 export class Exchange {

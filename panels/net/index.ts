@@ -5,11 +5,11 @@
  * README.md in this folder.
  */
 import type { ListenerConfig } from '../../src/config/schema.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
+import type { Panel } from '../../src/contracts/types.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { ListenerPipeline } from '../../src/listener/pipeline.ts';
-import type { PanelFactory, StreamRouter, StreamRouterFactory } from '../../src/panel.ts';
-import type { Panel } from '../../src/types.ts';
+import type { StreamRouter, StreamRouterFactory } from '../../src/listener/stream-router.ts';
+import type { PanelFactory, PanelRuntime } from '../../src/panel/contract.ts';
 import { handleConnection } from './connection.ts';
 
 /** The decrypted stream of a terminated connection is peeked as HTTP/1: the one protocol offered. */

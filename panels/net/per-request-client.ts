@@ -13,7 +13,7 @@
  * 2. While a response is awaited the client is still read into `pending`, up to maxHeaderBytes,
  *    then paused; a full upstream socket pauses the client until its 'drain'.
  */
-import { isSwitchboardError, type ResultCode } from '../../src/errors.ts';
+import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { releaseHeadScanner, takeHeadScanner } from '../../src/peek/scanner-spares.ts';

@@ -13,11 +13,10 @@
  *    client_closed before the connection ends.
  */
 import { performance } from 'node:perf_hooks';
-import { discardUpTo, endWithLinger, LINGER_BYTES } from '../../src/answer.ts';
-import { channels } from '../../src/diagnostics.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
-import { RESULT_STATUS, type ResultCode } from '../../src/errors.ts';
-import { errorResponse, statusOf } from '../../src/respond.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import { RESULT_STATUS, type ResultCode } from '../../src/base/errors.ts';
+import { discardUpTo, endWithLinger, errorResponse, LINGER_BYTES, statusOf } from '../../src/data-path/answer.ts';
+import type { PanelRuntime } from '../../src/panel/contract.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { stopIdle } from './per-request-idle.ts';
@@ -77,7 +76,7 @@ export function close(d: PerRequestDriver, result: string): void {
   stop(d, result);
   d.client.removeListener('data', d.onData);
   d.client.end();
-  // What the client still sends is read and dropped, up to the linger's bound (src/answer.ts).
+  // What the client still sends is read and dropped, up to the linger's bound (src/data-path/answer.ts).
   discardUpTo(d.client, LINGER_BYTES);
 }
 

@@ -6,7 +6,7 @@
  *                                    ├─► complete: access line, link kept or released ─► next head │ close
  *   response forwarded (responseDone)┘
  *
- *   101 / CONNECT 2xx (tunnel) ─► splice the client and the link (src/splice.ts) until either ends
+ *   101 / CONNECT 2xx (tunnel) ─► splice the client and the link (src/data-path/splice.ts) until either ends
  *   link failed (broken) ─► nothing of the response went out: an idempotent request on a reused
  *                           link is sent once more on a new connection (retry), else answered 502
  *                           (`bad_response` for a response the router cannot frame, a 101 nobody
@@ -15,8 +15,9 @@
  *
  * Events from a link that is no longer the current one (pooled, replaced) only remove it.
  */
+
+import { splice } from '../../src/data-path/splice.ts';
 import { releaseTracker } from '../../src/peek/body-tracker.ts';
-import { splice } from '../../src/splice.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { resumeParsing } from './per-request-client.ts';
 import { abort, close, finish, refuse } from './per-request-end.ts';

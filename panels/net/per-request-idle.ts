@@ -12,13 +12,13 @@
  * 1. What counted as activity is what refreshed the sockets' timers: the client socket reads
  *    (its 'data') and writes (the current link's response bytes, counted as that link's reads);
  *    a link reads (its 'data') and writes (the request bytes the driver forwards) and drains.
- * 2. Like the splice's idle tick (src/splice.ts), a silent connection or link closes between
+ * 2. Like the splice's idle tick (src/data-path/splice.ts), a silent connection or link closes between
  *    idleTimeout and idleTimeout × (1 + 1 / IDLE_TICKS); a body that keeps moving is never cut.
  * 3. A connection leaves its ticker when it becomes a tunnel (the splice runs its own), times
  *    out, or has closed; the timer is unref'd (as socket timers are) and cleared when its last
  *    connection leaves.
  */
-import { MemberList } from '../../src/member-list.ts';
+import { MemberList } from '../../src/base/member-list.ts';
 import type { PerRequestDriver } from './per-request.ts';
 import { failed, onTimeout } from './per-request-end.ts';
 import type { UpstreamLink } from './upstream-link.ts';
@@ -29,7 +29,7 @@ export const IDLE_TICKS = 4;
 /** The connections whose idle timeout ticks with one period, and the one timer they share. */
 export interface IdleTicker {
   readonly period: number;
-  /** A list, not a Set (src/member-list.ts says why). */
+  /** A list, not a Set (src/base/member-list.ts says why). */
   readonly members: MemberList<PerRequestDriver>;
   readonly timer: NodeJS.Timeout;
 }

@@ -1,7 +1,7 @@
 /**
  * Routing one head of a per-request connection (per-request.ts) and binding it to a link:
  *
- *   head ─► Request ─► Exchange ─► body bytes in hand framed ─► decideRoute (src/route.ts)
+ *   head ─► Request ─► Exchange ─► body bytes in hand framed ─► decideRoute (src/routing/route.ts)
  *        ─► findJack (first attempt) ─► current link │ pooled link │ openUpstreamThen ─► connected
  *
  * 1. Everything that can refuse the request (its Request, the body bytes in hand, CONNECT,
@@ -12,7 +12,7 @@
  *    upstream pipeline, which starts with that pick and retries per the cluster policy.
  * 3. While connecting the client is read into `pending`; `connected` frames it once the link is
  *    there, and passes on a FIN the client sent meanwhile if its body is still in flight. A connect that ends after the connection closed destroys its socket. A request the
- *    outbound PROXY header cannot carry (src/proxy-out.ts) comes back as a refusal, answered
+ *    outbound PROXY header cannot carry (src/upstream/proxy-out.ts) comes back as a refusal, answered
  *    like a failed connect (431 for an AUTHORITY longer than a host name).
  * 4. A reused link may be closing when a request goes out on it (the backend's response and FIN
  *    came in one read, the FIN not handled yet). A request whose bytes were all in hand when it
@@ -20,11 +20,11 @@
  *    if the link fails before any response byte, `retry` sends it once on a new connection
  *    (HAProxy's retry-on empty-response, conn-failure); any other request is answered 502.
  */
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
+import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/contracts/types.ts';
 import { takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
-import { decideRoute, isRouteRefused } from '../../src/route.ts';
-import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/types.ts';
+import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
 import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver, State } from './per-request.ts';

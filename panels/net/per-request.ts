@@ -22,7 +22,7 @@
  * 4. The router's own answers (404, 405, 502…) go out once the previous response is complete;
  *    they carry `Connection: close` and the connection closes.
  * 5. 101 to a request that offered that protocol in Upgrade, or a 2xx to CONNECT, makes the
- *    connection an opaque tunnel (src/splice.ts); bytes the client sent after such a request
+ *    connection an opaque tunnel (src/data-path/splice.ts); bytes the client sent after such a request
  *    wait until the response decides what they are. A response the router cannot frame, a 101
  *    to any other request included, is answered 502 `bad_response` while none of it went out
  *    (else the client is cut); either way the connection closes.
@@ -36,24 +36,24 @@
  * one responsibility per file:
  *
  *   per-request-client.ts    client side: framing loop (heads, bodies), writes upstream, flow control
- *   per-request-route.ts     a head's route (src/route.ts + findJack), its link, the connect
+ *   per-request-route.ts     a head's route (src/routing/route.ts + findJack), its link, the connect
  *   per-request-exchange.ts  an exchange's end and the link's events (response done, tunnel, broken)
  *   per-request-end.ts       the router's answers, closes and aborts, client errors, drain, the last line
  */
 import type { Socket } from 'node:net';
-import { clientAddressing } from '../../src/client-ip.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
+import type { MemberNode } from '../../src/base/member-list.ts';
 import { type ListenerConfig, writesRequestLines } from '../../src/config/schema.ts';
-import type { Drainable } from '../../src/drain.ts';
-import type { Engine, PanelRuntime } from '../../src/engine.ts';
+import type { Request } from '../../src/contracts/types.ts';
+import type { Drainable } from '../../src/data-path/drain.ts';
 import type { Connection } from '../../src/listener/connection.ts';
-import type { AccessRecord } from '../../src/log.ts';
-import type { MemberNode } from '../../src/member-list.ts';
+import type { Engine, PanelRuntime } from '../../src/panel/contract.ts';
 import type { BodyTracker } from '../../src/peek/body-tracker.ts';
 import type { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
-import { http1Requests } from '../../src/peek/to-request.ts';
 import type { ProxyHeader } from '../../src/proxy-protocol/index.ts';
-import type { Request } from '../../src/types.ts';
+import { clientAddressing } from '../../src/request/client-ip.ts';
+import { http1Requests } from '../../src/request/from-peek.ts';
 import type { Exchange } from './exchange.ts';
 import { flow, frame, onData, onEnd } from './per-request-client.ts';
 import { drain, failed, onClose, onError } from './per-request-end.ts';
@@ -237,7 +237,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
   seen = 0;
   quiet = 0;
   idleTicker: IdleTicker | undefined;
-  /** Its places among the ticker's and the runtime's drainable members (src/member-list.ts). */
+  /** Its places among the ticker's and the runtime's drainable members (src/base/member-list.ts). */
   idleNode: MemberNode<PerRequestDriver> | undefined;
   drainNode: MemberNode<Drainable> | undefined;
   // The client's listeners are shared by every driver (one function each, found again through
@@ -276,7 +276,7 @@ export class PerRequestDriver implements LinkOwner, Drainable {
     this.drainNode = s.runtime.drain.add(this);
   }
 
-  /** Drainable (src/drain.ts): graceful shutdown, per-request-end.ts drain. */
+  /** Drainable (src/data-path/drain.ts): graceful shutdown, per-request-end.ts drain. */
   drain(): void {
     drain(this);
   }

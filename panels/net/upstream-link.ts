@@ -20,19 +20,19 @@
  *    the driver closes it instead).
  * 4. An outlier status (cluster `outlierStatus`) is reported to the registry as a failure; any
  *    other final status breaks the failure streak. The response is forwarded either way.
- * 5. Reads come into reused buffers (src/own-reads.ts): a partial head held for the next read,
+ * 5. Reads come into reused buffers (src/data-path/own-reads.ts): a partial head held for the next read,
  *    and a write to the client that waits, keep the buffer they refer to; a tunnel's bytes are
  *    held between `detach` and the splice that takes the socket over.
  */
 import type { Socket } from 'node:net';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
-import { type OutlierStatus, outlierStatusFor } from '../../src/outlier.ts';
-import { hasOwnReads, keep, releaseReads, takeReads } from '../../src/own-reads.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
+import { type OutlierStatus, outlierStatusFor } from '../../src/config/outlier-status.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
+import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/contracts/types.ts';
+import { hasOwnReads, keep, releaseReads, takeReads } from '../../src/data-path/own-reads.ts';
 import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
 import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
-import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/types.ts';
 
 /** Why a busy link stopped before its response was complete. */
 export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 'idle_timeout';
@@ -259,7 +259,7 @@ export class UpstreamLink {
     this.bytesOut += to - from;
     const client = this.#settings.client;
     const ok = client.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
-    // A write that waits refers to the read's buffer (src/own-reads.ts): it is kept for it.
+    // A write that waits refers to the read's buffer (src/data-path/own-reads.ts): it is kept for it.
     if (client.writableLength > 0 && hasOwnReads(this.socket)) keep(this.socket);
     if (ok) return;
     if (this.#waitingDrain) return;
@@ -335,7 +335,7 @@ type LinkSocket = Socket & { [kLink]?: UpstreamLink };
 function linkData(this: LinkSocket, chunk: Buffer): void {
   this[kLink]?.onData(chunk);
 }
-/** A read of a socket that reads into reused buffers (src/own-reads.ts); the link pauses it itself. */
+/** A read of a socket that reads into reused buffers (src/data-path/own-reads.ts); the link pauses it itself. */
 function linkChunk(socket: Socket, chunk: Buffer): boolean {
   (socket as LinkSocket)[kLink]?.onData(chunk);
   return true;

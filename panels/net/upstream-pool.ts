@@ -9,11 +9,11 @@
  *    connection used before; `put(link, max)` parks the current link when a request goes
  *    elsewhere. At most `max` links stay idle (`limits.maxIdleUpstreamsPerConnection`): parking
  *    one more closes the least recently used, so a client connection holds at most `max` idle
- *    upstream descriptors plus its current (or connecting) one, the budget src/nofile.ts checks.
+ *    upstream descriptors plus its current (or connecting) one, the budget src/process/nofile.ts checks.
  * 2. New connections go through src/upstream/ `openUpstreamThen`; `firstPick` makes its first
  *    attempt use the jack the driver already picked, so `findJack` runs once per attempt.
  */
-import type { Attempt, Candidates, Jack, Operator, Request } from '../../src/types.ts';
+import type { Attempt, Candidates, Jack, Operator, Request } from '../../src/contracts/types.ts';
 import type { UpstreamLink } from './upstream-link.ts';
 
 /** What the pool needs of a link (UpstreamLink). */

@@ -8,8 +8,8 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { MessagePort } from 'node:worker_threads';
-import { channels } from '../../src/diagnostics.ts';
-import type { AccessRecord } from '../../src/log.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import type { ForwardedEvent, FromWorker } from './protocol.ts';
 
 type Forwarded = ForwardedEvent['channel'];

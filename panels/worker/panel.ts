@@ -4,24 +4,21 @@
  * one set of health checks and the one (shared) backend registry. README.md has the steps.
  */
 
-import type { Engine, PanelRuntime } from '../../src/engine.ts';
-import { isSwitchboardError, SwitchboardError } from '../../src/errors.ts';
-import { SharedAdmission } from '../../src/listener/shared-admission.ts';
-import { descriptorsPerConnection } from '../../src/nofile.ts';
+import { SharedAdmission } from '../../src/admission/shared-admission.ts';
+import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
+import { type AddressBook, isBackendLister, type RoutingTableSource } from '../../src/contracts/types.ts';
 import {
-  type AnyPanelFactory,
-  type BoundPanel,
   type DescriptorBudget,
   type EngineFollower,
   hasDescriptorBudget,
   isPanelValidator,
-  type PanelFactory,
   type PanelValidator,
   type RegistryProvider,
-} from '../../src/panel.ts';
-import { SharedRegistry, sharedRegistryFor, workerThreads } from '../../src/shared-registry.ts';
+} from '../../src/panel/capabilities.ts';
+import type { AnyPanelFactory, BoundPanel, Engine, PanelFactory, PanelRuntime } from '../../src/panel/contract.ts';
+import { descriptorsPerConnection } from '../../src/process/nofile.ts';
+import { SharedRegistry, sharedRegistryFor, workerThreads } from '../../src/registry/shared.ts';
 import { IssuedCertificates, type IssuedUpdate } from '../../src/tls/issued.ts';
-import { type AddressBook, isBackendLister, type RoutingTableSource } from '../../src/types.ts';
 import { type WorkerOptions, workerOptions } from './options.ts';
 import type { BookSpec, EngineSpec } from './protocol.ts';
 import { checkReusePort } from './support.ts';
@@ -317,7 +314,7 @@ export function workerPanel(
     // (measured: 6 + listeners a thread, idle), beyond what the main thread's NOFILE_RESERVE keeps.
     reservedDescriptors: (config, options) =>
       workerThreads(options.threads) * (THREAD_DESCRIPTORS + config.listeners.length),
-    // Threads share backend state through one registry in shared memory (src/shared-registry.ts).
+    // Threads share backend state through one registry in shared memory (src/registry/shared.ts).
     registry: (options) => sharedRegistryFor(options.threads),
   };
 }

@@ -2,10 +2,11 @@
  * The messages between the main thread (control plane) and a worker thread (data plane). Every
  * field is plain data: nothing here fails `structuredClone`.
  */
+
+import type { SharedAdmissionState } from '../../src/admission/shared-admission.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import type { Config } from '../../src/config/schema.ts';
-import type { SharedAdmissionState } from '../../src/listener/shared-admission.ts';
-import type { AccessRecord } from '../../src/log.ts';
-import type { SharedRegistryState } from '../../src/shared-registry.ts';
+import type { SharedRegistryState } from '../../src/registry/shared.ts';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';
 
 /**
@@ -37,7 +38,7 @@ export interface WorkerInit {
   readonly index: number;
   readonly engine: EngineSpec;
   readonly shared: SharedRegistryState;
-  /** The connection caps every thread counts in (src/listener/shared-admission.ts). */
+  /** The connection caps every thread counts in (src/admission/shared-admission.ts). */
   readonly admission: SharedAdmissionState;
   readonly logLevel: string;
   /** Certificates obtained at run time and pending ACME challenges (src/tls/issued.ts). */

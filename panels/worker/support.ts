@@ -2,7 +2,7 @@
  * `reusePort` listeners (SO_REUSEPORT) arrived in Node 22.12 / 23.1; without them every worker
  * would have to share one listening descriptor, which Node cannot close safely per thread.
  */
-import { SwitchboardError } from '../../src/errors.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
 
 /** True when `version` (like `24.22.3`) can listen with `reusePort`. */
 export function supportsReusePort(version: string): boolean {

@@ -5,12 +5,12 @@
  * exit never throws here: it is reported to `onExit` and logged.
  */
 import { Worker } from 'node:worker_threads';
-import { channels } from '../../src/diagnostics.ts';
-import type { PanelRuntime } from '../../src/engine.ts';
-import { SwitchboardError } from '../../src/errors.ts';
-import type { SharedRegistry } from '../../src/shared-registry.ts';
-import { keepWasmWrappersGeneric } from '../../src/wasm-wrappers.ts';
-import { workerYoungGenerationLimit } from '../../src/young-generation.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
+import type { PanelRuntime } from '../../src/panel/contract.ts';
+import { keepWasmWrappersGeneric } from '../../src/process/wasm-wrappers.ts';
+import { workerYoungGenerationLimit } from '../../src/process/young-generation.ts';
+import type { SharedRegistry } from '../../src/registry/shared.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
 /** A thread's start failure; a bind failure keeps its code and config path (one CLI line, exit 1). */
@@ -49,8 +49,8 @@ export class WorkerThread {
     this.version = init.engine.version;
     this.#runtime = runtime;
     this.#registry = registry;
-    keepWasmWrappersGeneric(); // before the thread's isolate loads its modules (src/wasm-wrappers.ts)
-    // A young generation of 8 MiB semi-spaces, as the main thread's (src/young-generation.ts).
+    keepWasmWrappersGeneric(); // before the thread's isolate loads its modules (src/process/wasm-wrappers.ts)
+    // A young generation of 8 MiB semi-spaces, as the main thread's (src/process/young-generation.ts).
     this.#worker = new Worker(entry, {
       workerData: init,
       name: `switchboard-worker-${init.index}`,

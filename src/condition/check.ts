@@ -4,7 +4,7 @@
  * (regexes, addresses, buckets…) run afterwards in each primitive's build step.
  */
 
-import { didYouMean } from '../suggest.ts';
+import { didYouMean } from '../base/suggest.ts';
 import type { Node } from './ast.ts';
 import { conditionError } from './errors.ts';
 import { type ArgKind, PRIMITIVES, type Primitive, UNAVAILABLE } from './primitives/index.ts';

@@ -10,7 +10,7 @@
  * 4. `&&`, `||` and `!` become closures that short-circuit; evaluation is synchronous.
  */
 
-import { didYouMean } from '../suggest.ts';
+import { didYouMean } from '../base/suggest.ts';
 import type { Node } from './ast.ts';
 import { checkCall } from './check.ts';
 import { conditionError, position } from './errors.ts';

@@ -2,7 +2,7 @@
  * Build errors of the condition language: `<where>: column N: <what was expected>` (STYLE §12),
  * always a SwitchboardError with code SWB_ERR_CONDITION.
  */
-import { SwitchboardError } from '../errors.ts';
+import { SwitchboardError } from '../base/errors.ts';
 
 /** Human position of a 0-based offset: `column C`, or `line L, column C` in multi-line sources. */
 export function position(source: string, offset: number): string {

@@ -2,7 +2,7 @@
  * Validation of a whole `conditions:` block (named conditions, reference bfe.md §1.3): every name
  * must be usable as `$name`, and every source must compile, with unknown names and cycles caught.
  */
-import { SwitchboardError } from '../errors.ts';
+import { SwitchboardError } from '../base/errors.ts';
 import { compileWith, stateOf } from './compile.ts';
 
 const NAME = /^[\p{L}_-][\p{L}\p{Nd}_-]*$/u;

@@ -3,10 +3,10 @@
  * address book: the `bfe` book's `clusters.*` entries and each entry of a flat book.
  */
 import { z } from 'zod';
-import { compileOutlierStatus } from '../outlier.ts';
-import type { ClusterPolicy, HealthCheckPolicy } from '../types.ts';
+import type { ClusterPolicy, HealthCheckPolicy } from '../contracts/types.ts';
 import { duration } from './duration.ts';
 import { notSecret } from './not-secret.ts';
+import { compileOutlierStatus } from './outlier-status.ts';
 
 export const MAX_ATTEMPTS = 20;
 
@@ -52,7 +52,7 @@ export const policyShape = {
       verify: z.boolean().default(true),
     })
     .optional(),
-  /** Response statuses counted as backend failures (per-request routing; src/outlier.ts). */
+  /** Response statuses counted as backend failures (per-request routing; src/config/outlier-status.ts). */
   outlierStatus: z
     .string()
     .default('')

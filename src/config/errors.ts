@@ -2,8 +2,8 @@
  * Config errors: every problem names its path (`listeners[0].address: expected host:port`).
  */
 import type { z } from 'zod';
-import { SwitchboardError } from '../errors.ts';
-import { didYouMean } from '../suggest.ts';
+import { SwitchboardError } from '../base/errors.ts';
+import { didYouMean } from '../base/suggest.ts';
 import { knownKeysAt } from './known-keys.ts';
 
 /** Formats a path like `addressBook.clusters.web.backends[0].address`. */

@@ -5,7 +5,7 @@
  * (app/load-config.ts).
  */
 import { z } from 'zod';
-import { parseCidr } from '../ip.ts';
+import { parseCidr } from '../base/ip.ts';
 import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
 import { notSecret } from './not-secret.ts';
@@ -41,7 +41,7 @@ export const adminSchema = z.strictObject({
   open: z.array(z.enum(ADMIN_READ_PATHS)).default(['/healthz', '/readyz']),
   /** DNS names accepted in `Host` besides IP literals and `localhost` (DNS rebinding guard). */
   allowedHosts: z.array(hostName).default([]),
-  /** Open admin connections, all peers together; counted in the descriptor budget (src/nofile.ts). */
+  /** Open admin connections, all peers together; counted in the descriptor budget (src/process/nofile.ts). */
   maxConnections: z.number().int().min(1).max(4096).default(64),
   /** Open admin connections of one peer (IPv6 by limits.clientIpv6Prefix); 0 = only maxConnections. */
   maxConnectionsPerClient: z.number().int().min(0).default(8),
@@ -118,7 +118,7 @@ export const listenerSchema = z.strictObject({
    * panel routes every stream under `route` and `allow` alike.
    */
   h2c: z.enum(['allow', 'refuse', 'route']).optional(),
-  /** connection: PROXY source or socket peer; header: a trusted hop's forwarded header (src/client-ip.ts). */
+  /** connection: PROXY source or socket peer; header: a trusted hop's forwarded header (src/request/client-ip.ts). */
   clientIpFrom: z.enum(['connection', 'header']).default('connection'),
   /** The header `clientIpFrom: header` reads. */
   clientIpHeader: z.enum(['X-Forwarded-For', 'X-Real-IP']).default('X-Forwarded-For'),
@@ -186,7 +186,7 @@ export const limitsSchema = z.strictObject({
   /**
    * Idle upstream connections one client connection keeps for reuse besides its current one
    * (per-request routing; least recently used closed first). Each is a descriptor counted in
-   * the nofile check (src/nofile.ts).
+   * the nofile check (src/process/nofile.ts).
    */
   maxIdleUpstreamsPerConnection: z.number().int().min(0).max(64).default(2),
   /** HTTP/2 streams a client may have open at once on one connection (SETTINGS, http2 panel). */
@@ -210,7 +210,7 @@ const pluginRef = (defaultName: string) =>
     .transform((v) => (typeof v === 'string' ? { name: v } : v) as { name: string; [k: string]: unknown });
 
 /**
- * `panel: NAME` or `{ name: NAME, ...options }`: the options are the panel's own (src/panel.ts
+ * `panel: NAME` or `{ name: NAME, ...options }`: the options are the panel's own (src/panel/capabilities.ts
  * `PanelFactory.options`), checked by config load (app/load-config.ts), which then replaces this
  * value with `{ name, ...parsed options }` (defaults applied).
  */

@@ -21,8 +21,8 @@
  * at once, then every interval, and the backend takes traffic again after `succNum` successful
  * probes, never on the verdict it had before. `draining` keeps its checks (HAProxy's drain).
  */
-import type { AdminMode, BackendRegistry, BackendState } from '../backend-registry.ts';
-import type { Backend, HealthCheckPolicy } from '../types.ts';
+import type { AdminMode, BackendRegistry, BackendState } from '../contracts/backend-registry.ts';
+import type { Backend, HealthCheckPolicy } from '../contracts/types.ts';
 import { probe } from './probe.ts';
 
 /**
@@ -98,7 +98,7 @@ export class BackendChecker {
   }
 
   /**
-   * The admin mode of the backend changed (src/backend-registry.ts `setMode`): entering
+   * The admin mode of the backend changed (src/contracts/backend-registry.ts `setMode`): entering
    * `disabled` pauses the checks and withdraws the verdict; leaving it restarts them from DOWN.
    */
   modeChanged(mode: AdminMode, previous: AdminMode): void {

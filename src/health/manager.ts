@@ -18,8 +18,8 @@
  *    pauses their probes and withdraws the verdict; leaving it restarts the checks from DOWN.
  */
 import type { Logger } from 'pino';
-import type { BackendRegistry, BackendState } from '../backend-registry.ts';
-import type { Backend, HealthCheckPolicy } from '../types.ts';
+import type { BackendRegistry, BackendState } from '../contracts/backend-registry.ts';
+import type { Backend, HealthCheckPolicy } from '../contracts/types.ts';
 import { BackendChecker } from './checker.ts';
 import type { ProbePolicy, ProbeProxyMode } from './probe.ts';
 
@@ -166,7 +166,7 @@ export class HealthManager {
   }
 
   /**
-   * `update` for a change (src/backend-sync.ts): `removed` entries are listed no more, `added`
+   * `update` for a change (app/backend-sync.ts): `removed` entries are listed no more, `added`
    * ones anew, `all` is every entry listed now, in lists kept while unchanged, in order. Only
    * the checkers of the (backend, policy) pairs these touch are rebuilt, from `all` in its order,
    * so each ends as `update(all)` leaves it; the others start or stop probing as `update` would

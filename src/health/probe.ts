@@ -11,8 +11,8 @@
 import { type ClientRequest, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { formatHostPort } from '../config/address.ts';
+import type { Backend, HealthCheckPolicy } from '../contracts/types.ts';
 import { encodeProxyV1, encodeProxyV2Local } from '../proxy-protocol/index.ts';
-import type { Backend, HealthCheckPolicy } from '../types.ts';
 
 /** The outbound PROXY mode of a backend's cluster, as probes speak it. */
 export type ProbeProxyMode = 'off' | 'v1' | 'v2';

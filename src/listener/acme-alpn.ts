@@ -15,7 +15,7 @@
  */
 import type { Socket } from 'node:net';
 import type { SecureContext } from 'node:tls';
-import { isSwitchboardError } from '../errors.ts';
+import { isSwitchboardError } from '../base/errors.ts';
 import { type ClientHello, ClientHelloScanner } from '../peek/tls-hello.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
 import { Terminator } from './terminator.ts';

@@ -4,9 +4,9 @@
  * and the kernel spreads connections over them), never patched into `net.Server`.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { SwitchboardError } from '../base/errors.ts';
+import type { Logger } from '../base/log.ts';
 import type { ListenerConfig } from '../config/schema.ts';
-import { SwitchboardError } from '../errors.ts';
-import type { Logger } from '../log.ts';
 
 export interface BindOptions {
   /** SO_REUSEPORT: several threads of one process listen on the same address. */

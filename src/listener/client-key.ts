@@ -3,7 +3,7 @@
  * `admin.maxConnectionsPerClient`): the key its connections are counted under.
  *
  * 1. IPv4 is the whole address. An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, what a
- *    dual-stack socket reports for an IPv4 peer) is that IPv4 address (src/ip.ts rule 2).
+ *    dual-stack socket reports for an IPv4 peer) is that IPv4 address (src/base/ip.ts rule 2).
  * 2. IPv6 is its first `limits.clientIpv6Prefix` bits (default 64), written as a CIDR
  *    (`2001:db8:1:2::/64`): one host is usually handed a whole /64 and can pick any address in
  *    it, so counting whole addresses would give it 2^64 budgets.
@@ -12,7 +12,7 @@
  *
  * An IPv4 peer costs one `includes` call and no allocation: the key is the address string.
  */
-import { formatIpBytes, parseIpInto } from '../ip.ts';
+import { formatIpBytes, parseIpInto } from '../base/ip.ts';
 
 const scratch = new Uint8Array(16);
 

@@ -6,10 +6,10 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
+import type { Deadline } from '../base/deadline.ts';
+import type { MemberNode } from '../base/member-list.ts';
 import type { ListenerConfig } from '../config/schema.ts';
-import type { Deadline } from '../deadline.ts';
-import type { Engine } from '../engine.ts';
-import type { MemberNode } from '../member-list.ts';
+import type { Engine } from '../panel/contract.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import type { ProxyWaiter } from './proxy-in.ts';
 import type { HandshakeWaiter } from './terminator.ts';
@@ -39,7 +39,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   declare readonly ip: string;
   /** The socket peer's port (0 when the kernel no longer knew it). */
   declare readonly port: number;
-  /** Admission handles (src/listener/admission.ts). */
+  /** Admission handles (src/admission/admission.ts). */
   declare readonly slot: number;
   declare handle: number;
   /**
@@ -47,12 +47,12 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
    * PROXY source's once the header is read (the peer's until then, counted nowhere).
    */
   declare key: string;
-  /** Lifetime and half-close deadlines (shared timers, src/deadline.ts; disarmed at the end). */
+  /** Lifetime and half-close deadlines (shared timers, src/base/deadline.ts; disarmed at the end). */
   declare lifetime: Deadline<Socket> | undefined;
   declare halfClose: Deadline<Socket> | undefined;
   /** The pipeline's own bookkeeping object for the listener (opaque here). */
   declare readonly bound: unknown;
-  /** Its place among the pipeline's open connections (src/member-list.ts). */
+  /** Its place among the pipeline's open connections (src/base/member-list.ts). */
   declare member: MemberNode<Socket> | undefined;
   #steps: PipelineSteps | undefined;
 

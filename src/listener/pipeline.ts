@@ -11,17 +11,17 @@
  */
 import type { Server, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { LINGER_MS } from '../answer.ts';
+import { REFUSED } from '../admission/admission.ts';
+import { arm, Deadline, disarm } from '../base/deadline.ts';
+import { channels } from '../base/diagnostics.ts';
+import type { AccessRecord } from '../base/log.ts';
+import { MemberList } from '../base/member-list.ts';
 import type { ListenerConfig } from '../config/schema.ts';
-import { arm, Deadline, disarm } from '../deadline.ts';
-import { channels } from '../diagnostics.ts';
-import type { PanelRuntime } from '../engine.ts';
-import type { AccessRecord } from '../log.ts';
-import { MemberList } from '../member-list.ts';
+import { LINGER_MS } from '../data-path/answer.ts';
+import type { PanelRuntime } from '../panel/contract.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
 import type { ListenerTls } from '../tls/listener-tls.ts';
 import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts';
-import { REFUSED } from './admission.ts';
 import { bindListener, boundAddress } from './bind.ts';
 import { clientAddress, clientText, readPeer } from './client-address.ts';
 import { clientKey } from './client-key.ts';
@@ -89,7 +89,7 @@ export class ListenerPipeline implements PipelineSteps {
   readonly #runtime: PanelRuntime;
   readonly #options: PipelineOptions;
   readonly #bound = new Map<string, Bound>();
-  /** The raw sockets of the open connections (a list, not a Set: src/member-list.ts says why). */
+  /** The raw sockets of the open connections (a list, not a Set: src/base/member-list.ts says why). */
   readonly #open = new MemberList<Socket>();
   readonly #terminators = new WeakMap<ListenerTls, Terminator>();
   readonly #challengers = new WeakMap<ListenerTls, Terminator>();

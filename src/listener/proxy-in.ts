@@ -13,7 +13,7 @@
  * (TLS handshake, peek, h2c sniff) reads the rest exactly as if it had just been accepted.
  */
 import type { Socket } from 'node:net';
-import { isSwitchboardError } from '../errors.ts';
+import { isSwitchboardError } from '../base/errors.ts';
 import { type ProxyAccept, type ProxyHeader, parseProxyHeader } from '../proxy-protocol/index.ts';
 
 /** Who waits for the header: exactly one of the two methods runs, once. */

@@ -3,8 +3,8 @@
  * the new config is the socket already bound, and its precomputed PROXY trust check.
  */
 import type { Server } from 'node:net';
-import { clientAddressing } from '../client-ip.ts';
 import type { ListenerConfig } from '../config/schema.ts';
+import { clientAddressing } from '../request/client-ip.ts';
 
 /** Whether a socket peer may send a PROXY header on this listener (precomputed per listener). */
 export function trustCheck(l: ListenerConfig): ((ip: string) => boolean) | undefined {

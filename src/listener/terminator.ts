@@ -41,7 +41,7 @@ interface Pending {
 /**
  * A handshake in progress, in a slot of its raw socket rather than a module-level WeakMap: a
  * long-lived table that connections join and leave keeps them alive through scavenges
- * (src/member-list.ts says why).
+ * (src/base/member-list.ts says why).
  */
 const kPending = Symbol('switchboard.handshake');
 type Handshaking = Socket & { [kPending]?: Pending | undefined };

@@ -20,7 +20,7 @@
  *    Transfer-Encoding, Host) refused in it (RFC 9110 §6.5.1).
  */
 
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { EXT_BAD, EXT_CR, EXT_NAME_START, extError, extStep } from './chunk-ext.ts';
 import { type BodyFraming, parseFieldLine } from './http1-fields.ts';
 import { hex } from './http1-scan.ts';

@@ -3,8 +3,8 @@
  * codes, the typed peek error, the 9-byte frame header reader and the GOAWAY the panel writes
  * before closing a connection it refuses.
  */
-import type { ResultCode } from '../errors.ts';
-import { SwitchboardError } from '../errors.ts';
+import type { ResultCode } from '../base/errors.ts';
+import { SwitchboardError } from '../base/errors.ts';
 
 /** HTTP/2 error codes used by the peek (RFC 9113 §7). */
 export const H2_ERROR = {

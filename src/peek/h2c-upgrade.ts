@@ -12,9 +12,9 @@
  *    new name" with raw strings (RFC 7541 §6.2.2), so the server's decoder table stays empty
  *    and the client's own HPACK context (which has sent nothing yet) stays in step.
  */
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { FLAG, FRAME, FRAME_HEADER_BYTES, INITIAL_MAX_FRAME_SIZE } from './h2-frames.ts';
-import type { Http1Head } from './http1.ts';
+import type { Http1Head } from './http1-types.ts';
 
 /** The answer that switches the connection (RFC 7540 §3.2). */
 export const SWITCHING_TO_H2C = Buffer.from(

@@ -4,7 +4,7 @@
  * checks it lacks, each rejecting with a message that names the header and the byte.
  */
 
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { hex } from './http1-scan.ts';
 
 /** One raw field line: name as sent, value with surrounding OWS removed. */

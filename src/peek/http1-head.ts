@@ -3,8 +3,8 @@
  * lines stay one string until something asks for them as pairs.
  */
 
-import type { Http1Head } from './http1.ts';
 import type { HeaderPair, RequestBodyFraming } from './http1-fields.ts';
+import type { Http1Head } from './http1-types.ts';
 
 /**
  * A parsed head. The field lines are kept as one latin1 string (`fields`, CRLF-separated, as

@@ -8,7 +8,7 @@
  */
 
 import { isIPv6 } from 'node:net';
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { clip } from './http1-fields.ts';
 
 /** A normalised host and its port, when one was given. */

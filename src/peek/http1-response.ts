@@ -21,7 +21,7 @@
  *    request's connection into a tunnel that later requests, routed elsewhere, would enter.
  */
 
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { fieldValue } from './http1-bytes.ts';
 import {
   type BodyFraming,

@@ -20,7 +20,7 @@
  * were split across reads.
  */
 
-import { peerError, type ResultCode } from '../errors.ts';
+import { peerError, type ResultCode } from '../base/errors.ts';
 
 const CR = 0x0d;
 const LF = 0x0a;

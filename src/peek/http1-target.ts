@@ -8,7 +8,7 @@
  * send unescaped `|`, `"` or `{}` there and it is never used to decide a path.
  */
 
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { clip, isToken } from './http1-fields.ts';
 import { type Authority, parseAuthority } from './http1-host.ts';
 import { DEFAULT_PATH_NORMALIZATION, normalizePath, type PathNormalization } from './path.ts';

@@ -26,7 +26,7 @@
  *    `h2cUpgrade` (an `h2c: route` listener's first request), checked by h2c-upgrade.ts.
  */
 
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import { checkH2cUpgrade } from './h2c-upgrade.ts';
 import {
   checkField,
@@ -42,7 +42,6 @@ import {
   CHUNKED,
   checkTransferEncoding,
   connectionTokens,
-  type HeaderPair,
   NO_BODY,
   parseContentLength,
   parseFieldLine,
@@ -54,40 +53,12 @@ import { ParsedHead } from './http1-head.ts';
 import { type Authority, parseAuthority, sameAuthority } from './http1-host.ts';
 import { HeadScanner } from './http1-scan.ts';
 import { parseRequestLine, parseTarget } from './http1-target.ts';
+import type { Http1Head } from './http1-types.ts';
 import { llhttpHead } from './llhttp.ts';
 import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from './path.ts';
 
 export type { BodyFraming, HeaderPair, RequestBodyFraming } from './http1-fields.ts';
-
-/** A validated HTTP/1 request head. */
-export interface Http1Head {
-  readonly method: string;
-  /** The request-target exactly as sent. */
-  readonly target: string;
-  readonly versionMinor: 0 | 1;
-  /** Raw [name, value] pairs in wire order; values without surrounding OWS. */
-  readonly headers: readonly HeaderPair[];
-  /** Lower-cased, without port and one trailing dot; IPv6 keeps brackets; '' when absent. */
-  readonly host: string;
-  readonly port: number | undefined;
-  /** Normalised path for matching; '*' for `OPTIONS *`; undefined for CONNECT. */
-  readonly path: string | undefined;
-  /** Raw query without '?'; '' when absent. */
-  readonly query: string;
-  /** Bytes from the buffer start through the final CRLFCRLF (a skipped leading CRLF included). */
-  readonly headLength: number;
-  readonly bodyFraming: RequestBodyFraming;
-  /** `Connection: upgrade` together with an Upgrade header. */
-  readonly upgrade: boolean;
-  /**
-   * The protocols the request offers to switch to (lower-cased names, no versions) when
-   * `upgrade` is true, else empty: a 101 answer may only announce these (RFC 9110 §7.8).
-   */
-  readonly upgradeTo: readonly string[];
-  /** `Connection: close`, or HTTP/1.0 without `keep-alive`. */
-  readonly connectionClose: boolean;
-  readonly expectContinue: boolean;
-}
+export type { Http1Head } from './http1-types.ts';
 
 /** Incremental request-head peek for one connection; `reset()` before the next request's head. */
 export class Http1HeadScanner {

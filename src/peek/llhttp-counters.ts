@@ -1,7 +1,7 @@
 /**
  * llhttp's callbacks, done inside WebAssembly (issue 18): every function llhttp's module imports
  * is one of this module's, so llhttp never calls into JS. A WASM→JS call goes through one of V8's
- * wrappers, ~0.15 µs each, and V8 13.6 can abort while tiering those up (src/wasm-wrappers.ts); a
+ * wrappers, ~0.15 µs each, and V8 13.6 can abort while tiering those up (src/process/wasm-wrappers.ts); a
  * WASM→WASM import needs no wrapper. The callbacks the cross-check reads write four int32 at the
  * start of this module's own one-page memory, which llhttp.ts reads after each execute:
  *

@@ -17,7 +17,7 @@
  *    count field lines; nothing is allocated per head except on a refusal (the reason text).
  * 6. Every callback is a WebAssembly function (llhttp-counters.ts), bound as llhttp's imports, so
  *    llhttp never calls into JS: not per head, not in the start-up probe. Cheaper, and no
- *    wrapper of ours for V8 13.6 to tier up (src/wasm-wrappers.ts).
+ *    wrapper of ours for V8 13.6 to tier up (src/process/wasm-wrappers.ts).
  * 7. Only the three callbacks the cross-check reads are called at all (`slimSettings`): the
  *    others are left out of the parser's settings, checked on a sample head at instantiation;
  *    llhttp-wasm's own settings stay if that check fails.

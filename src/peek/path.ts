@@ -27,7 +27,7 @@
  *                     by a backend that does not decode them).
  */
 
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 
 /** A listener's `pathNormalization` (src/config/schema.ts). */
 export interface PathNormalization {

@@ -13,8 +13,8 @@
  * where it stopped, so a head trickled one byte per read costs O(n), like a bare reader.
  */
 import type { Socket } from 'node:net';
-import { arm, Deadline, disarm } from '../deadline.ts';
-import { isSwitchboardError, type ResultCode } from '../errors.ts';
+import { arm, Deadline, disarm } from '../base/deadline.ts';
+import { isSwitchboardError, type ResultCode } from '../base/errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { GrowBuffer, type PeekWork } from './grow-buffer.ts';
 import type { H2cControl } from './h2c.ts';
@@ -89,7 +89,7 @@ class Peek {
   declare readonly done: PeekDone;
   declare readonly sniffer: Sniffer;
   declare readonly buffer: GrowBuffer;
-  /** `peekTimeout` (a shared timer: src/deadline.ts). */
+  /** `peekTimeout` (a shared timer: src/base/deadline.ts). */
   declare readonly deadline: Deadline<Peek>;
   declare settingsSeen: boolean;
 

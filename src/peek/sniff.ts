@@ -13,7 +13,7 @@
  * the complete 24-byte preface (`h2c-preface`): the panel hands the connection to an engine
  * that routes every stream, and nothing after the preface is read here.
  */
-import { peerError } from '../errors.ts';
+import { peerError } from '../base/errors.ts';
 import {
   H2_ERROR,
   H2_PREFACE,

@@ -4,7 +4,7 @@
  * bytes. Offsets in error messages count from the first byte of the handshake message (its
  * 4-byte header included), which is what a hex dump of the reassembled message shows.
  */
-import { SwitchboardError } from '../errors.ts';
+import { SwitchboardError } from '../base/errors.ts';
 
 /** The parts of a ClientHello body that routing uses. */
 export interface HelloFields {

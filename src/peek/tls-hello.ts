@@ -21,7 +21,7 @@
  *                     └──────── handshake message (4 + L bytes) ────┘
  *    `length` = bytes up to the end of the record that completes the message.
  */
-import { SwitchboardError } from '../errors.ts';
+import { SwitchboardError } from '../base/errors.ts';
 import { type HelloFields, parseHelloBody } from './tls-extensions.ts';
 
 /** Default cap on the records holding a ClientHello (nginx preread, caddy-l4 use 16 KiB). */

@@ -1,7 +1,7 @@
 /**
  * The shape every PROXY protocol parser returns, and the single error constructor they share.
  */
-import { SwitchboardError } from '../errors.ts';
+import { SwitchboardError } from '../base/errors.ts';
 
 /** One side of a proxied connection as the PROXY header advertises it. */
 export interface ProxyEndpoint {

@@ -1,5 +1,5 @@
 /**
- * Strict IP text ⇄ bytes for PROXY headers. Kept local (not `src/ip.ts`) because the PROXY
+ * Strict IP text ⇄ bytes for PROXY headers. Kept local (not `src/base/ip.ts`) because the PROXY
  * grammar is stricter than general parsing: no leading zeros in IPv4 octets, no IPv6 zone ids.
  * Output is canonical (RFC 5952, IPv4-mapped shown as `::ffff:a.b.c.d`) so v1 and v2 headers
  * announcing the same address compare equal.

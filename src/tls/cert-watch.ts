@@ -1,6 +1,6 @@
 /**
  * Certificates renewed on disk are picked up without a config change: every `certificates[]`
- * entry of a terminating listener is watched (src/file-watch.ts: stat polling, so a rename-over
+ * entry of a terminating listener is watched (src/base/file-watch.ts: stat polling, so a rename-over
  * by certbot or cert-manager is seen as well as an in-place write). On a change the pair is read
  * and checked again; a good pair replaces that entry in the listener's store (new handshakes get
  * it, open connections keep theirs), a bad one (unreadable, not PEM, key not matching, or a
@@ -11,9 +11,9 @@
  * same config), so every panel behaves the same; the watchers close with the engine.
  */
 import { createHash, X509Certificate } from 'node:crypto';
+import { type FileWatcher, watchFiles } from '../base/file-watch.ts';
+import type { Logger } from '../base/log.ts';
 import type { ListenerConfig } from '../config/schema.ts';
-import { type FileWatcher, watchFiles } from '../file-watch.ts';
-import type { Logger } from '../log.ts';
 import { loadCertificate } from './certificate-store.ts';
 import type { EngineTls } from './engine-tls.ts';
 import { configPath } from './files.ts';

@@ -6,7 +6,7 @@
  *                └─► UpstreamTls (cluster `tls:` contexts, CA paths relative to the config dir)
  */
 import { ConfigError } from '../config/errors.ts';
-import { type AddressBook, type ClusterPolicy, isBackendLister } from '../types.ts';
+import { type AddressBook, type ClusterPolicy, isBackendLister } from '../contracts/types.ts';
 import type { IssuedCertificates } from './issued.ts';
 import { type ListenerTls, loadListenerTls, type TerminatingListener } from './listener-tls.ts';
 import { UpstreamTls } from './upstream.ts';

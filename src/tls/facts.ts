@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import { type DetailedPeerCertificate, TLSSocket } from 'node:tls';
-import type { TlsInfo } from '../types.ts';
+import type { TlsInfo } from '../contracts/types.ts';
 
 /** What a terminated connection adds to its requests. */
 export interface TlsFacts {

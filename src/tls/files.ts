@@ -1,11 +1,11 @@
 /**
  * Reading the PEM files a config names: paths resolve against the config file's directory, and
  * every failure becomes one config error line that names the config path and the file. Files
- * are read through src/safe-file.ts: a regular file of at most 1 MiB, or a refusal (a FIFO or
+ * are read through src/base/safe-file.ts: a regular file of at most 1 MiB, or a refusal (a FIFO or
  * `/dev/zero` planted at a certificate path never blocks a thread or fills memory).
  */
 import { isAbsolute, resolve } from 'node:path';
-import { FileReadError, PEM_FILE, readUserFile, readUserFileSync } from '../safe-file.ts';
+import { FileReadError, PEM_FILE, readUserFile, readUserFileSync } from '../base/safe-file.ts';
 
 /** `file` resolved against the config directory (absolute paths stay as they are). */
 export function configPath(dir: string, file: string): string {

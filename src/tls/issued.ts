@@ -12,7 +12,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../base/log.ts';
 import { reasonOf } from './files.ts';
 
 /** One change of the issued set; every field is plain data. */

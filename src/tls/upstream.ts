@@ -17,7 +17,7 @@
  */
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import type { ClusterPolicy, ClusterTls, Protocol } from '../types.ts';
+import type { ClusterPolicy, ClusterTls, Protocol } from '../contracts/types.ts';
 import { readPemSync, reasonOf } from './files.ts';
 
 /** What `tls.connect` gets for one backend connection. */

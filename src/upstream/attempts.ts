@@ -14,10 +14,18 @@
  * Each try (and an operator refusal) is published on `switchboard:upstream:attempt` while
  * someone subscribes (the debug log, app/route-debug.ts): one property read otherwise.
  */
-import { ConnectError } from '../connect.ts';
-import { channels } from '../diagnostics.ts';
-import type { ResultCode } from '../errors.ts';
-import { type Attempt, type Candidates, isRefusal, type Jack, type Operator, type Request } from '../types.ts';
+
+import { channels } from '../base/diagnostics.ts';
+import type { ResultCode } from '../base/errors.ts';
+import {
+  type Attempt,
+  type Candidates,
+  isRefusal,
+  type Jack,
+  type Operator,
+  type Request,
+} from '../contracts/types.ts';
+import { ConnectError } from './connect.ts';
 
 /** What an opener produced, with the jack it was produced on. */
 export interface Opened<T> {

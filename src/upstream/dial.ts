@@ -10,11 +10,11 @@
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { BackendRegistry } from '../backend-registry.ts';
-import { type ConnectError, type Connected, type ConnectOptions, openBackend } from '../connect.ts';
-import { channels } from '../diagnostics.ts';
+import { channels } from '../base/diagnostics.ts';
+import type { BackendRegistry } from '../contracts/backend-registry.ts';
+import type { Backend } from '../contracts/types.ts';
 import type { UpstreamTlsOptions } from '../tls/upstream.ts';
-import type { Backend } from '../types.ts';
+import { type ConnectError, type Connected, type ConnectOptions, openBackend } from './connect.ts';
 
 /** What a dial needs of the runtime (a `PanelRuntime` is one). */
 export interface UpstreamHost {
@@ -37,13 +37,13 @@ export interface DialPlan {
   readonly connectTimeout: number;
   /** Upstream TLS (cluster `tls:`, or an `h2` upstream); undefined = plain TCP. */
   readonly tls: UpstreamTlsOptions | undefined;
-  /** The outbound PROXY header (src/proxy-out.ts); undefined = none. */
+  /** The outbound PROXY header (src/upstream/proxy-out.ts); undefined = none. */
   readonly proxyHeader: Buffer | undefined;
   /** True for splices (half-closes forwarded), false for pooled HTTP connections. */
   readonly allowHalfOpen: boolean;
   /** With `tls`: the ALPN protocol the backend must select (`h2` for HTTP/2 over TLS). */
   readonly requireAlpn?: string;
-  /** The caller takes each read as it comes (a splice, a per-request link): reused buffers (src/own-reads.ts). */
+  /** The caller takes each read as it comes (a splice, a per-request link): reused buffers (src/data-path/own-reads.ts). */
   readonly ownReads?: boolean;
 }
 

@@ -8,11 +8,11 @@
  * socket closes: callers never report it.
  */
 import type { Socket } from 'node:net';
-import type { Engine } from '../engine.ts';
-import { isProxyOutRefused, proxyHeaderFor } from '../proxy-out.ts';
-import type { Candidates, Jack, Operator, Request } from '../types.ts';
+import type { Candidates, Jack, Operator, Request } from '../contracts/types.ts';
+import type { Engine } from '../panel/contract.ts';
 import { tryJacksThen, type UpstreamFailure } from './attempts.ts';
 import { dialThen, type UpstreamHost } from './dial.ts';
+import { isProxyOutRefused, proxyHeaderFor } from './proxy-out.ts';
 import { tlsOptions } from './tls-options.ts';
 
 export type { UpstreamFailure } from './attempts.ts';
@@ -30,7 +30,7 @@ export interface Upstream {
  * (per-connection routing) or `frames` (per-request routing: the caller reads and reports every
  * response status, so a cluster's `outlierStatus` judges the backend by responses rather than by
  * connects). Either reader takes each read as it comes, so a plain TCP upstream reads into
- * reused buffers (src/own-reads.ts). Callbacks, no
+ * reused buffers (src/data-path/own-reads.ts). Callbacks, no
  * promise (issue 18: from accept to the first write without an async frame): `done` runs once,
  * with the outcome or with a bug (not a ConnectError).
  */

@@ -8,8 +8,9 @@
  * client connection and VIP, so it is private to it (HAProxy marks such connections private):
  * a stream of another client never travels under someone else's header.
  */
+
+import type { ClusterPolicy, Request } from '../contracts/types.ts';
 import type { UpstreamTlsOptions } from '../tls/upstream.ts';
-import type { ClusterPolicy, Request } from '../types.ts';
 
 /** The pool key of a connection to `backendId` for `request` under `policy` with `tls`. */
 export function poolKey(

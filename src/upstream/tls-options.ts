@@ -3,9 +3,10 @@
  * A CA file that cannot be loaded fails the attempt like a refused connect (the engine build
  * already checked it, so this only happens when the file changed under a running engine).
  */
-import { ConnectError } from '../connect.ts';
+
+import type { Candidates, Protocol } from '../contracts/types.ts';
 import { DEFAULT_CLUSTER_TLS, type UpstreamTls, type UpstreamTlsOptions } from '../tls/upstream.ts';
-import type { Candidates, Protocol } from '../types.ts';
+import { ConnectError } from './connect.ts';
 
 /**
  * TLS for a connect to `backendHost` under the cluster of `candidates`, speaking `protocol`

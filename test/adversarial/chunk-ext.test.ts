@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { BodyTracker } from '../../src/peek/body-tracker.ts';
 import { chunkExtension, runs, timeoutFor } from './fuzz.ts';
 

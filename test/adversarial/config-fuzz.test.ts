@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadConfig, validateConfig } from '../../app/load-config.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { tempDir } from '../harness/router.ts';
 import { runs, timeoutFor } from './fuzz.ts';
 

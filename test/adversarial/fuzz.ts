@@ -4,7 +4,7 @@
  * reference/peers-reliability.md §3 mixed in, and a verdict wrapper for our parser.
  */
 import fc from 'fast-check';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { type Http1Head, peekHttp1 } from '../../src/peek/http1.ts';
 
 /** `ci` runs by default; `FUZZ_RUNS=n` (npm run fuzz) multiplies every suite's runs to n. */

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { isH2cUpgrade } from '../../src/peek/h2c-upgrade.ts';
 import { DEFAULT_MAX_HEADER_COUNT, Http1HeadScanner } from '../../src/peek/http1.ts';
 import { runs, upgradeOffer } from './fuzz.ts';

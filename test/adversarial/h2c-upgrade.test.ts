@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { Http1HeadScanner } from '../../src/peek/http1.ts';
 import { peekHttp1Response } from '../../src/peek/http1-response.ts';
 import { ours, runs, upgradeOffer } from './fuzz.ts';

@@ -5,8 +5,8 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
-import { CHANNEL_NAMES } from '../../src/diagnostics.ts';
-import type { AccessRecord } from '../../src/log.ts';
+import { CHANNEL_NAMES } from '../../src/base/diagnostics.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import { eventually, type TestRouter } from '../harness/router.ts';
 
 /** Counts of active libuv resources by type (TCPSocketWrap, Timeout, …). */

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { peekH2c } from '../../src/peek/h2c.ts';
 import { peekClientHello } from '../../src/peek/tls-hello.ts';
 import { parseProxyHeader } from '../../src/proxy-protocol/index.ts';

@@ -11,7 +11,7 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { freePort } from '../harness/haproxy.ts';
 import { type Nginx, nginxAvailable, startNginx } from '../harness/nginx.ts';

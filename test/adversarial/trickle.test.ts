@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import { Sniffer } from '../../src/peek/sniff.ts';
 import { ours, readCuts, requestHead, runs, timeoutFor } from './fuzz.ts';

@@ -5,8 +5,8 @@
  */
 import { getActiveResourcesInfo } from 'node:process';
 import { describe, expect, it } from 'vitest';
-import { createRequest } from '../../src/request.ts';
-import type { AddressBook, Candidates, Request } from '../../src/types.ts';
+import type { AddressBook, Candidates, Request } from '../../src/contracts/types.ts';
+import { createRequest } from '../../src/request/request.ts';
 import { eventually } from '../harness/router.ts';
 
 export interface AddressBookFixture {

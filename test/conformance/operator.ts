@@ -10,10 +10,9 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/base/random.ts';
 import { DEFAULT_POLICY } from '../../src/config/cluster.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import type { OperatorInstance, PluginContext } from '../../src/plugin.ts';
-import { seededRandom } from '../../src/random.ts';
+import type { OperatorInstance, PluginContext } from '../../src/contracts/plugin.ts';
 import {
   type Attempt,
   type Backend,
@@ -25,7 +24,8 @@ import {
   type Refusal,
   type Request,
   type SubCluster,
-} from '../../src/types.ts';
+} from '../../src/contracts/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 
 /** A plugin context with a fresh registry, a seeded random source and a silent logger. */
 export function testContext(seed = 1, now?: () => number): PluginContext {

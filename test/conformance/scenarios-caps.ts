@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { THREAD_DESCRIPTORS } from '../../panels/worker/panel.ts';
-import { maxConnectionsFor } from '../../src/nofile.ts';
+import { maxConnectionsFor } from '../../src/process/nofile.ts';
 import { startHttpBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
@@ -360,7 +360,7 @@ export const capsScenarios: readonly Scenario[] = [
         log: { access: 'off' },
       };
       await writeFile(file, stringify(config));
-      // --no-memory-reducer of our own: no re-exec, a faster start (src/memory-reducer.ts).
+      // --no-memory-reducer of our own: no re-exec, a faster start (src/process/memory-reducer.ts).
       const cli = spawnCli(file, { ulimit: 256, nodeArgs: ['--no-memory-reducer'] });
       const flood: Socket[] = [];
       const traffic: Held[] = [];

@@ -21,7 +21,7 @@
  *    It returns the list of violations (empty = nothing lost) so tests print them all at once.
  */
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
-import type { AccessRecord } from '../../src/log.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 
 /** What the recording backend saw on one connection. */
 export interface BackendConn {

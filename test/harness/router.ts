@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { validateConfig } from '../../app/load-config.ts';
 import type { RuntimeOptions } from '../../app/runtime.ts';
 import { type Router, startLoaded } from '../../app/start.ts';
-import { type AccessRecord, createLogger } from '../../src/log.ts';
+import { type AccessRecord, createLogger } from '../../src/base/log.ts';
 
 export interface TestRouter {
   readonly router: Router;

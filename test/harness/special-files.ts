@@ -1,7 +1,7 @@
 /**
  * Files that are not files, planted where the router reads one (issue 39 item 7): a FIFO (a
  * blocking read waits for a writer), a symlink to `/dev/zero` (a read never ends), and a bound on
- * waiting for what should answer at once. Tests of src/safe-file.ts and of its callers share them.
+ * waiting for what should answer at once. Tests of src/base/safe-file.ts and of its callers share them.
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, lstatSync, openSync } from 'node:fs';

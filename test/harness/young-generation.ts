@@ -1,5 +1,5 @@
 /**
- * The load and the bounds the young-generation tests share (src/young-generation.ts): the unit
+ * The load and the bounds the young-generation tests share (src/process/young-generation.ts): the unit
  * test (in-process and worker thread) and the `switchboard start` test.
  *
  * What they read is the capacity of one semi-space (`space_used_size + space_available_size` of
@@ -12,7 +12,7 @@
  * in doublings: 7.9995 MiB capped, and 16 or 32 MiB uncapped in the same runs (a worker's,
  * sized from its resource limits, need not: WORKER_COMMITTED_MAX).
  */
-import { YOUNG_SEMI_SPACE_MIB } from '../../src/young-generation.ts';
+import { YOUNG_SEMI_SPACE_MIB } from '../../src/process/young-generation.ts';
 
 const MIB = 1024 * 1024;
 
@@ -34,7 +34,7 @@ export const WORKER_COMMITTED_MAX = 2 * SEMI_SPACE_CAP * 1.5;
  * event-loop turns, each allocating 5,000 small objects and keeping up to 30,000 alive; leaves
  * the largest semi-space capacity seen in `max` and the largest committed size in
  * `maxCommitted`. The cap's `gc` observer runs one turn after a collection
- * (src/young-generation.ts), so turns that allocate what a semi-space has left beside its
+ * (src/process/young-generation.ts), so turns that allocate what a semi-space has left beside its
  * survivors can let a second scavenge grow the space past the cap before it runs (a CI run of
  * 2026-12-03: 20,000 objects a turn, 2.7 MiB). A router's turns allocate far less; so does
  * this load, 0.7 MiB a turn. Uncapped, the same load grows the semi-space to 32 MiB on a quiet

@@ -60,7 +60,7 @@ describe.skipIf(!pebbleAvailable())('acme names from the routing table, limited 
 
     // The book grows: one name outside the registered domain, more names than maxNames.
     const lines: string[] = [];
-    const { createLogger } = await import('../../src/log.ts');
+    const { createLogger } = await import('../../src/base/log.ts');
     const orders = pebble.orders();
     const hosts = ['a1.good.test', 'a2.good.test', 'a3.good.test', 'a4.good.test', 'evil.other.test', 'held.good.test'];
     const r = await startTestRouter(config(hosts, { maxNames: 3, maxOrdersPerHour: 1 }), {

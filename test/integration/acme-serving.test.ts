@@ -115,7 +115,7 @@ describe('acme certificates beside file certificates', () => {
 
   it('an acme-only listener: a name without a certificate fails the handshake, logged once', async () => {
     const lines: string[] = [];
-    const { createLogger } = await import('../../src/log.ts');
+    const { createLogger } = await import('../../src/base/log.ts');
     const r = await startTestRouter(
       config([{ name: 'tls', address: '127.0.0.1:0', tls: 'terminate', acme: acmeSection }]),
       { runtime: { logger: createLogger('warn', { write: (s: string) => void lines.push(s) }) } },

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/base/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { type HttpAnswer, httpGet } from '../harness/http.ts';
 import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';

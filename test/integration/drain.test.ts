@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DrainSet } from '../../src/drain.ts';
+import { DrainSet } from '../../src/data-path/drain.ts';
 import { type HttpHandler, startHttpBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';
 import { httpGet } from '../harness/http.ts';

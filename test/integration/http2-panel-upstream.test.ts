@@ -11,7 +11,7 @@ import { type ClientHttp2Session, connect as h2connect } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { Command, type IPv4ProxyAddress, V2ProxyProtocol } from 'proxy-protocol-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channels } from '../../src/diagnostics.ts';
+import { channels } from '../../src/base/diagnostics.ts';
 import { closedPort, startTcpBackend, type TcpBackend, type TestBackend } from '../harness/backend.ts';
 import { createPki, type Pki } from '../harness/certs.ts';
 import { type RecordingRelay, startRecordingRelay } from '../harness/recording-relay.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routingTableSchema } from '../../address-books/bfe/routing-table.ts';
 import type { EtcdAddressBook } from '../../address-books/etcd/book.ts';
 import { etcdImportTable } from '../../address-books/etcd/store.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/base/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { etcdBinary, freePort, startEtcd, type TestEtcd } from '../harness/etcd.ts';
 import { eventually, startTestRouter, tempDir } from '../harness/router.ts';

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkNofile, maxConnectionsFor, NOFILE_RESERVE } from '../../src/nofile.ts';
+import { checkNofile, maxConnectionsFor, NOFILE_RESERVE } from '../../src/process/nofile.ts';
 import { startHttpBackend, startTcpBackend, type TcpBackend, type TestBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';
 import { httpGet } from '../harness/http.ts';

@@ -8,7 +8,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccessRecord } from '../../src/log.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 import { type SlowAccept, startSlowAccept } from '../harness/slow-accept.ts';

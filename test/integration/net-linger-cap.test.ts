@@ -8,11 +8,11 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccessRecord } from '../../src/log.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
 const MIB = 1024 * 1024;
-/** src/answer.ts LINGER_BYTES. */
+/** src/data-path/answer.ts LINGER_BYTES. */
 const LINGER_BYTES = 64 * 1024;
 
 /**

@@ -5,7 +5,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import type { AccessRecord } from '../../src/log.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import { eventually, type TestRouter } from '../harness/router.ts';
 
 /** An HTTP/1.1 keep-alive backend that names itself in every answer. */

@@ -6,7 +6,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../app/load-config.ts';
-import { compileOutlierStatus } from '../../src/outlier.ts';
+import { compileOutlierStatus } from '../../src/config/outlier-status.ts';
 import { headerOf, rawRequest, statusOf } from '../harness/client.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 import { type NamedBackend, noLeaks, startNamedBackend } from './per-request-helpers.ts';

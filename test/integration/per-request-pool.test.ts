@@ -8,7 +8,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channels } from '../../src/diagnostics.ts';
+import { channels } from '../../src/base/diagnostics.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 import { type NamedBackend, noLeaks, startNamedBackend } from './per-request-helpers.ts';
 

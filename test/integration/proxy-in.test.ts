@@ -18,7 +18,7 @@ import {
   V2ProxyProtocol,
 } from 'proxy-protocol-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseIp } from '../../src/ip.ts';
+import { parseIp } from '../../src/base/ip.ts';
 import { block, headers as h2Headers, prelude } from '../fixtures/h2/build.ts';
 import { captureNodeHello } from '../fixtures/tls/hello-builder.ts';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';

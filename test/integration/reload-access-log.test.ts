@@ -5,7 +5,7 @@
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { createAccessLog } from '../../src/log.ts';
+import { createAccessLog } from '../../src/base/log.ts';
 import { eventually, tempDir } from '../harness/router.ts';
 
 const record = (client: string) => ({ listener: 'web', client, bytesIn: 1, bytesOut: 2, durationMs: 3, result: 'ok' });

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Router, startRouter } from '../../app/start.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/base/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';
 import { httpGet } from '../harness/http.ts';

@@ -1,5 +1,5 @@
 /**
- * The splice's upstream reads into reused buffers (src/own-reads.ts, issue 18): one shared by
+ * The splice's upstream reads into reused buffers (src/data-path/own-reads.ts, issue 18): one shared by
  * the thread, whose reads are copied out, or the socket's own while a large body streams. A
  * buffer must never be overwritten under a write that has not completed: every response here
  * is checked byte for byte, with bodies whose bytes depend on their position and on the
@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBackend } from '../../src/connect.ts';
-import { hasOwnReads } from '../../src/own-reads.ts';
+import { hasOwnReads } from '../../src/data-path/own-reads.ts';
+import { openBackend } from '../../src/upstream/connect.ts';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { createPki, type Pki } from '../harness/certs.ts';
 import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';

@@ -1,5 +1,5 @@
 /**
- * `switchboard start` re-executes itself once under `--no-memory-reducer` (src/memory-reducer.ts,
+ * `switchboard start` re-executes itself once under `--no-memory-reducer` (src/process/memory-reducer.ts,
  * called from bin/switchboard.js), in the same process: the real CLI is started with a probe
  * preloaded that logs its pid and node arguments each time a Node starts in it. `start` logs it
  * twice, one pid, the second time under the flag, and then serves and stops on SIGTERM like

@@ -1,5 +1,5 @@
 /**
- * `switchboard start` installs the young-generation cap (src/young-generation.ts, wired in
+ * `switchboard start` installs the young-generation cap (src/process/young-generation.ts, wired in
  * app/start.ts): the real CLI is started with a probe preloaded (`node --import probe.mjs`),
  * which on SIGUSR2 allocates garbage with some survivors across event-loop turns on the main
  * thread and logs the largest semi-space capacity it saw (test/harness/young-generation.ts). On

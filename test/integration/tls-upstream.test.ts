@@ -5,7 +5,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channels } from '../../src/diagnostics.ts';
+import { channels } from '../../src/base/diagnostics.ts';
 import type { TestBackend } from '../harness/backend.ts';
 import { createPki, type Pki } from '../harness/certs.ts';
 import { rawRequest } from '../harness/client.ts';

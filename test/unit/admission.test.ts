@@ -4,9 +4,9 @@
  * worker's share.
  */
 import { describe, expect, it } from 'vitest';
+import { type Admission, LocalAdmission, REFUSED } from '../../src/admission/admission.ts';
+import { SharedAdmission } from '../../src/admission/shared-admission.ts';
 import { limitsSchema } from '../../src/config/schema.ts';
-import { type Admission, LocalAdmission, REFUSED } from '../../src/listener/admission.ts';
-import { SharedAdmission } from '../../src/listener/shared-admission.ts';
 
 const limits = (o: Record<string, unknown>) => limitsSchema.parse(o);
 

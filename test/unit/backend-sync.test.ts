@@ -1,5 +1,5 @@
 /**
- * The runtime's sync after a snapshot swap (src/backend-sync.ts): a book listing its backends in
+ * The runtime's sync after a snapshot swap (app/backend-sync.ts): a book listing its backends in
  * groups kept while unchanged is synced by the change only, and the registry and the health
  * checks end exactly as the whole sync (`retain` + `update` over every entry) leaves them:
  * records, their order, slow start, checkers, their cluster order, policy and probing, over a
@@ -7,14 +7,14 @@
  * changed, backends marked down), for the local and the shared registry.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
-import { BackendSync } from '../../src/backend-sync.ts';
+import { BackendSync } from '../../app/backend-sync.ts';
+import { seededRandom } from '../../src/base/random.ts';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
+import type { AddressBook, Backend, BackendEntry, ClusterPolicy } from '../../src/contracts/types.ts';
 import { HealthManager } from '../../src/health/index.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { seededRandom } from '../../src/random.ts';
-import { allocateSharedState, SharedRegistry } from '../../src/shared-registry.ts';
-import type { AddressBook, Backend, BackendEntry, ClusterPolicy } from '../../src/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
+import { allocateSharedState, SharedRegistry } from '../../src/registry/shared.ts';
 
 const DEFAULTS = healthCheckSchema.parse({});
 const policies = [1000, 2000, 3000].map(

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { bfeAddressBook } from '../../address-books/bfe/book.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import type { PluginContext } from '../../src/plugin.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
 import { eventually, tempDir } from '../harness/router.ts';
 

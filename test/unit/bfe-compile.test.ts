@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { compileRoutingTable } from '../../address-books/bfe/compile.ts';
 import { explain, formatExplanation } from '../../address-books/bfe/explain.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
-import { createRequest } from '../../src/request.ts';
-import type { Request } from '../../src/types.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
+import type { Request } from '../../src/contracts/types.ts';
+import { createRequest } from '../../src/request/request.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests mutate deep plain data freely
 type Loose = Record<string, any>;

@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { bfeAddressBook } from '../../address-books/bfe/book.ts';
 import { JsonPieces } from '../../address-books/lib/json-steps.ts';
 import { runToEnd } from '../../address-books/lib/sliced.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { tempDir } from '../harness/router.ts';
 
 function parse(p: JsonPieces, text: string | Buffer): unknown {

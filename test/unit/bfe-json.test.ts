@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { convertBfe, loadBfeDir } from '../../address-books/bfe/bfe-json.ts';
 import { compileRoutingTable } from '../../address-books/bfe/compile.ts';
 import { importBfeDir } from '../../address-books/bfe/import-bfe.ts';
-import { createRequest } from '../../src/request.ts';
+import { createRequest } from '../../src/request/request.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests mutate deep plain data freely
 type Loose = Record<string, any>;

@@ -16,12 +16,12 @@ import { deepEqual } from '../../address-books/bfe/reuse.ts';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { dbInit } from '../../address-books/sqlite/store.ts';
 import { SnapshotBook as WorkerSnapshotBook } from '../../app/worker-book.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import type { PluginContext } from '../../src/plugin.ts';
-import { seededRandom } from '../../src/random.ts';
-import { createRequest } from '../../src/request.ts';
-import type { Request } from '../../src/types.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
+import type { Request } from '../../src/contracts/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
+import { createRequest } from '../../src/request/request.ts';
 import { tempDir } from '../harness/router.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests change deep plain data freely

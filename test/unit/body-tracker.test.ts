@@ -1,7 +1,7 @@
 /** BodyTracker: where a message body ends, fed whole and byte by byte (RFC 9112 §6, §7.1). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { BodyFraming } from '../../src/peek/http1-fields.ts';
 

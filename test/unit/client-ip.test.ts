@@ -1,5 +1,5 @@
 /**
- * src/client-ip.ts: which forwarded entry names the client, and when a header is believed at all.
+ * src/request/client-ip.ts: which forwarded entry names the client, and when a header is believed at all.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,7 +9,7 @@ import {
   forwardedClientIp,
   forwardedEntryIp,
   trustedSourcesCheck,
-} from '../../src/client-ip.ts';
+} from '../../src/request/client-ip.ts';
 
 const trusted = trustedSourcesCheck(['10.0.0.0/8', '2001:db8:ffff::/48']);
 

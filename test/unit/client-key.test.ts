@@ -4,10 +4,10 @@
  * `client`), on the local and the shared (worker threads) admission alike.
  */
 import { describe, expect, it } from 'vitest';
+import { type Admission, LocalAdmission, REFUSED } from '../../src/admission/admission.ts';
+import { SharedAdmission } from '../../src/admission/shared-admission.ts';
 import { configSchema, limitsSchema } from '../../src/config/schema.ts';
-import { type Admission, LocalAdmission, REFUSED } from '../../src/listener/admission.ts';
 import { clientKey } from '../../src/listener/client-key.ts';
-import { SharedAdmission } from '../../src/listener/shared-admission.ts';
 
 describe('clientKey', () => {
   it.each([

@@ -2,7 +2,7 @@
  * A plain Request for condition tests: fields set directly, headers as a name → values map,
  * cookies and query parameters derived from the Cookie header and the query string.
  */
-import type { Request } from '../../src/types.ts';
+import type { Request } from '../../src/contracts/types.ts';
 
 /** What a test may set; everything else gets a plaintext HTTP/1.1 default. */
 export interface FakeRequestInit extends Partial<Omit<Request, 'header' | 'headerValues' | 'cookie' | 'queryParam'>> {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileCondition } from '../../src/condition/index.ts';
-import type { Request } from '../../src/types.ts';
+import type { Request } from '../../src/contracts/types.ts';
 import { type FakeRequestInit, fakeRequest } from './condition-fixtures.ts';
 
 const where = 'rules[0].cond';
@@ -153,12 +153,12 @@ const semanticRows: readonly Row[] = [
   ['§1.6 proto secure', 'req_proto_secure()', { secure: true }, true],
   ['§1.6 cip range v4', 'req_cip_range("10.0.0.0","10.255.255.255")', { clientIp: '10.1.2.3' }, true],
   [
-    'src/ip.ts: IPv4-mapped client is IPv4',
+    'src/base/ip.ts: IPv4-mapped client is IPv4',
     'req_cip_range("10.0.0.0","10.255.255.255")',
     { clientIp: '::ffff:10.1.2.3' },
     true,
   ],
-  ['src/ip.ts: families never mix', 'req_cip_range("::","ffff::")', { clientIp: '10.1.2.3' }, false],
+  ['src/base/ip.ts: families never mix', 'req_cip_range("::","ffff::")', { clientIp: '10.1.2.3' }, false],
   ['§1.6 cip hash of the string form', 'req_cip_hash_in("0-9999")', { clientIp: '::ffff:10.1.2.3' }, true],
   ['§1.6 cip trusted', 'req_cip_trusted()', { trustedClient: true }, true],
   ['§1.6 cip trusted', 'req_cip_trusted()', {}, false],

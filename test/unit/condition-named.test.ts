@@ -3,8 +3,8 @@
  * unknown names, cycles, and errors chained from the rule into the named source.
  */
 import { describe, expect, it } from 'vitest';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { checkNamedConditions, compileCondition } from '../../src/condition/index.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
 import { fakeRequest } from './condition-fixtures.ts';
 
 const where = 'addressBook.products.web.rules[0].cond';

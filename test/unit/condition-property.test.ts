@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { compileCondition } from '../../src/condition/index.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
 import { fakeRequest } from './condition-fixtures.ts';
 
 const where = 'rules[0].cond';

@@ -5,8 +5,8 @@
  * matched in linear time. Rows cite the Go/RE2 syntax reference (github.com/google/re2/wiki/Syntax).
  */
 import { describe, expect, it } from 'vitest';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { compileCondition } from '../../src/condition/index.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
 import { type FakeRequestInit, fakeRequest } from './condition-fixtures.ts';
 
 const where = 'rules[0].cond';

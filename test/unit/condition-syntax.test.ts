@@ -3,9 +3,9 @@
  * its row; rows 5, 23 and 24 are adapted: we refuse `&&` and `||` mixed without parentheses.
  */
 import { describe, expect, it } from 'vitest';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { compileCondition } from '../../src/condition/index.ts';
 import { parse } from '../../src/condition/parser.ts';
-import { isSwitchboardError } from '../../src/errors.ts';
 import { fakeRequest } from './condition-fixtures.ts';
 
 const WHERE = 'addressBook.products.web.rules[2].cond';

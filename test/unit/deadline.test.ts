@@ -1,11 +1,11 @@
 /**
- * Shared deadlines (src/deadline.ts): each fires once, not before it is due (1 ms of the loop's
+ * Shared deadlines (src/base/deadline.ts): each fires once, not before it is due (1 ms of the loop's
  * clock aside) and in due order; a disarmed one never fires; re-arming inside a fire works; a
  * throwing fire does not stop the others. Real timers, bounds generous: ordering and counts
  * decide, never how late a timer ran.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { arm, armedDeadlines, Deadline, disarm } from '../../src/deadline.ts';
+import { arm, armedDeadlines, Deadline, disarm } from '../../src/base/deadline.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { fileAddressBook } from '../../address-books/file/book.ts';
 import { buildMatcher } from '../../address-books/file/matcher.ts';
 import { parseEntries } from '../../address-books/file/parse.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { createLogger } from '../../src/log.ts';
-import { seededRandom } from '../../src/random.ts';
+import { createLogger } from '../../src/base/log.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
 
 const context = (dir: string) => ({

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { roundRobin } from '../../operators/round-robin.ts';
-import { type BackendPicker, balance, chooseSubcluster, hashBucket, hashKey } from '../../src/gslb.ts';
-import { ipHashBytes } from '../../src/ip.ts';
-import { mod64, murmur3First64, murmur3x64_128Big } from '../../src/murmur3.ts';
-import { seededRandom } from '../../src/random.ts';
-import { type Attempt, BLACKHOLE, type Candidates, isRefusal, type SubCluster } from '../../src/types.ts';
+import { ipHashBytes } from '../../src/base/ip.ts';
+import { mod64, murmur3First64, murmur3x64_128Big } from '../../src/base/murmur3.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import { type Attempt, BLACKHOLE, type Candidates, isRefusal, type SubCluster } from '../../src/contracts/types.ts';
+import { type BackendPicker, balance, chooseSubcluster, hashBucket, hashKey } from '../../src/routing/gslb.ts';
 import { backend, candidates, FIRST, jackOf, request, sub, testContext } from '../conformance/operator.ts';
 
 const hex = (hi: number, lo: number) => hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');

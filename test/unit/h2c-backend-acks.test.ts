@@ -1,10 +1,10 @@
 /**
- * `BackendAckFilter` (src/h2c-backend-acks.ts; issue 40 item 4): on an h2c splice the backend's
+ * `BackendAckFilter` (src/data-path/h2c-backend-acks.ts; issue 40 item 4): on an h2c splice the backend's
  * ACKs of what the router already answered are cut, whatever the read boundaries (RFC 9113
  * §6.5.3, §6.7); every other byte passes in order.
  */
 import { describe, expect, it } from 'vitest';
-import { BackendAckFilter } from '../../src/h2c-backend-acks.ts';
+import { BackendAckFilter } from '../../src/data-path/h2c-backend-acks.ts';
 import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
 import { frame } from '../fixtures/h2/build.ts';
 

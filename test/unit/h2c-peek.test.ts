@@ -3,7 +3,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SwitchboardError } from '../../src/errors.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
 import {
   goawayFrame,

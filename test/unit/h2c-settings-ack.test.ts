@@ -1,12 +1,12 @@
 /**
- * SettingsAckFilter (src/h2c-settings-ack.ts): the client → backend bytes of an h2c connection
+ * SettingsAckFilter (src/data-path/h2c-settings-ack.ts): the client → backend bytes of an h2c connection
  * pass unchanged except the first SETTINGS ACK (RFC 9113 §6.5.3), whatever the reads' split.
  * Each row is [name, bytes before, the cut bytes (or none), bytes after], every input starting
  * with the client preface and its SETTINGS, as the peek guarantees.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SettingsAckFilter } from '../../src/h2c-settings-ack.ts';
+import { SettingsAckFilter } from '../../src/data-path/h2c-settings-ack.ts';
 import { FLAG, FRAME } from '../../src/peek/h2-frames.ts';
 import { block, frame, headers, prelude } from '../fixtures/h2/build.ts';
 

@@ -1,9 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
+import type { Backend } from '../../src/contracts/types.ts';
 import { HealthManager } from '../../src/health/index.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import type { Backend } from '../../src/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 
 async function until(cond: () => boolean, limit = 10_000): Promise<void> {
   const end = Date.now() + limit;

@@ -5,12 +5,12 @@
  */
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BackendState } from '../../src/backend-registry.ts';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
+import type { BackendState } from '../../src/contracts/backend-registry.ts';
+import type { Backend, HealthCheckPolicy } from '../../src/contracts/types.ts';
 import { HealthManager } from '../../src/health/index.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { allocateSharedState, SharedRegistry } from '../../src/shared-registry.ts';
-import type { Backend, HealthCheckPolicy } from '../../src/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
+import { allocateSharedState, SharedRegistry } from '../../src/registry/shared.ts';
 import { eventually } from '../harness/router.ts';
 
 const DEFAULTS = healthCheckSchema.parse({});

@@ -2,9 +2,9 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { connect, createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
+import type { Backend, HealthCheckPolicy } from '../../src/contracts/types.ts';
 import { HealthManager } from '../../src/health/index.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import type { Backend, HealthCheckPolicy } from '../../src/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 
 const policy = (o: Partial<HealthCheckPolicy>): HealthCheckPolicy => ({ ...healthCheckSchema.parse({}), ...o });
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SwitchboardError } from '../../src/errors.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import { H2_ERROR, H2PeekError } from '../../src/peek/h2-frames.ts';
 import { HpackDecoder } from '../../src/peek/hpack.ts';
 import { HUFFMAN_CODES, HUFFMAN_LENGTHS, huffmanDecode } from '../../src/peek/hpack-huffman.ts';

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { peekHttp1 } from '../../src/peek/http1.ts';
 import { parseFieldLine } from '../../src/peek/http1-fields.ts';
 import { parseAuthority } from '../../src/peek/http1-host.ts';

@@ -1,6 +1,6 @@
 /** Shared helpers for the HTTP/1 peek tests: run a peek whole or split, capture the verdict. */
 
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { type Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
 
 /** What a peek ended with: a head, "need more", or a typed error (code + message). */

@@ -1,7 +1,7 @@
 /** Response heads and their framing (RFC 9112 §4, §6.3), fed whole and split. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import type { BodyFraming } from '../../src/peek/http1-fields.ts';
 import { Http1ResponseScanner, peekHttp1Response } from '../../src/peek/http1-response.ts';
 

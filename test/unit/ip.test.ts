@@ -1,11 +1,11 @@
 /**
- * src/ip.ts: strict parsing (Go net.ParseIP rules), canonical text (RFC 5952 §4), CIDR parsing
+ * src/base/ip.ts: strict parsing (Go net.ParseIP rules), canonical text (RFC 5952 §4), CIDR parsing
  * and containment (Go net.ParseCIDR / IPNet.Contains), and the canonical hash bytes.
  */
 import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalIp, cidrContains, compareIpBytes, ipHashBytes, parseCidr, parseIp } from '../../src/ip.ts';
+import { canonicalIp, cidrContains, compareIpBytes, ipHashBytes, parseCidr, parseIp } from '../../src/base/ip.ts';
 
 // [source, input, canonical text or undefined when invalid]
 const parseRows: ReadonlyArray<readonly [string, string, string | undefined]> = [
@@ -28,8 +28,8 @@ const parseRows: ReadonlyArray<readonly [string, string, string | undefined]> = 
   ['RFC 4291 :: for one group', '1:2:3:4:5:6:7::', '1:2:3:4:5:6:7:0'],
   ['RFC 4291 full form', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8'],
   ['RFC 4291 §2.2 dotted tail', '64:ff9b::192.0.2.33', '64:ff9b::c000:221'],
-  ['src/ip.ts: IPv4-mapped is IPv4', '::ffff:10.1.2.3', '10.1.2.3'],
-  ['src/ip.ts: IPv4-mapped in hex is IPv4', '::FFFF:a01:203', '10.1.2.3'],
+  ['src/base/ip.ts: IPv4-mapped is IPv4', '::ffff:10.1.2.3', '10.1.2.3'],
+  ['src/base/ip.ts: IPv4-mapped in hex is IPv4', '::FFFF:a01:203', '10.1.2.3'],
   ['two :: (bfe.md §2.1#14)', '2001::DB8:2de::e13', undefined],
   ['nine groups', '1:2:3:4:5:6:7:8:9', undefined],
   [':: plus eight groups', '::1:2:3:4:5:6:7:8', undefined],
@@ -88,10 +88,10 @@ const cidrRows: ReadonlyArray<readonly [string, string, string, boolean]> = [
   ['RFC 4632 odd prefix', '192.0.2.128/25', '192.0.2.200', true],
   ['RFC 4291 §2.3', '2001:db8::/32', '2001:db8:ffff::1', true],
   ['RFC 4291 §2.3', '2001:db8::/32', '2001:db9::1', false],
-  ['src/ip.ts: mapped client in IPv4 CIDR', '127.0.0.0/8', '::ffff:127.0.0.1', true],
+  ['src/base/ip.ts: mapped client in IPv4 CIDR', '127.0.0.0/8', '::ffff:127.0.0.1', true],
   ['Go IPNet.Contains: families never mix', '::/0', '127.0.0.1', false],
   ['Go IPNet.Contains: families never mix', '0.0.0.0/0', '::1', false],
-  ['src/ip.ts: a bare address is a host route', '192.0.2.7', '192.0.2.7', true],
+  ['src/base/ip.ts: a bare address is a host route', '192.0.2.7', '192.0.2.7', true],
   ['unparsable address', '0.0.0.0/0', 'not-an-ip', false],
 ];
 

@@ -18,8 +18,8 @@ import { formatAge, LastGoodFile } from '../../address-books/lib/last-good.ts';
 import { runToEnd, stringifySteps } from '../../address-books/lib/sliced.ts';
 import { type SqliteAddressBook, sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { dbInit } from '../../address-books/sqlite/store.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { requestFor } from '../conformance/address-book.ts';
 import { tempDir } from '../harness/router.ts';
 

@@ -1,12 +1,12 @@
 /**
- * The process logger (src/log.ts, src/log-pretty.ts): JSON with string levels and ISO time, the
+ * The process logger (src/base/log.ts, src/base/log-pretty.ts): JSON with string levels and ISO time, the
  * readable form aligned, `auto` by terminal, a reloaded `log` section switching level and format
  * of the same logger, `thread` on worker lines; and the debug routing lines subscribed only while
  * the level asks for them (app/route-debug.ts).
  */
 import { channel } from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
-import { configureLogger, createAccessLog, createLogger, resolveLogFormat } from '../../src/log.ts';
+import { configureLogger, createAccessLog, createLogger, resolveLogFormat } from '../../src/base/log.ts';
 
 function capture(): { lines: string[]; stream: { write(s: string): void } } {
   const lines: string[] = [];

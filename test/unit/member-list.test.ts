@@ -1,10 +1,10 @@
 /**
- * MemberList (src/member-list.ts): members join and leave in any order, a removed node keeps
+ * MemberList (src/base/member-list.ts): members join and leave in any order, a removed node keeps
  * nothing (the point of the list: no dead object may point at a member), a second remove does
  * nothing, and a walk is a copy that members may leave during.
  */
 import { describe, expect, it } from 'vitest';
-import { MemberList } from '../../src/member-list.ts';
+import { MemberList } from '../../src/base/member-list.ts';
 
 describe('MemberList', () => {
   it('adds and removes members in any order, newest first', () => {

@@ -1,10 +1,10 @@
 /**
- * When `bin/switchboard.js` re-executes itself without V8's memory reducer (src/memory-reducer.ts):
+ * When `bin/switchboard.js` re-executes itself without V8's memory reducer (src/process/memory-reducer.ts):
  * `start` only, once, and never over node flags of the user's own or under the inspector.
  * test/integration/start-memory-reducer.test.ts checks the real CLI.
  */
 import { describe, expect, it } from 'vitest';
-import { commandOf, NO_MEMORY_REDUCER, reexecArgs } from '../../src/memory-reducer.ts';
+import { commandOf, NO_MEMORY_REDUCER, reexecArgs } from '../../src/process/memory-reducer.ts';
 
 describe('commandOf', () => {
   it('finds the command word after the global options', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mod64, murmur3Bucket, murmur3First64, murmur3x64_128Big } from '../../src/murmur3.ts';
+import { mod64, murmur3Bucket, murmur3First64, murmur3x64_128Big } from '../../src/base/murmur3.ts';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const first64 = (data: Uint8Array, seed = 0): bigint => {

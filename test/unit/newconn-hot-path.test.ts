@@ -7,9 +7,9 @@
  */
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { splice } from '../../src/data-path/splice.ts';
 import { type Peeked, type PeekFailure, peekThen } from '../../src/peek/peek.ts';
-import { requestFromPeek } from '../../src/peek/to-request.ts';
-import { splice } from '../../src/splice.ts';
+import { requestFromPeek } from '../../src/request/from-peek.ts';
 
 const MAX = 16384;
 let server: Server | undefined;

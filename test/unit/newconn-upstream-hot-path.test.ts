@@ -7,10 +7,10 @@
 import { createServer, type Server, Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
-import { ConnectError } from '../../src/connect.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
+import type { Attempt, Backend, Candidates, Jack, Request } from '../../src/contracts/types.ts';
 import { tlsFactsOf } from '../../src/tls/facts.ts';
-import type { Attempt, Backend, Candidates, Jack, Request } from '../../src/types.ts';
+import { ConnectError } from '../../src/upstream/connect.ts';
 import { dialThen, tryJacksThen } from '../../src/upstream/index.ts';
 
 let server: Server | undefined;

@@ -1,5 +1,5 @@
 /**
- * The descriptor budget (src/nofile.ts, issue 17 item 7): what one client connection may hold
+ * The descriptor budget (src/process/nofile.ts, issue 17 item 7): what one client connection may hold
  * per routing mode and `limits.maxIdleUpstreamsPerConnection`, and the check at start and reload.
  */
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import {
   maxConnectionsFor,
   NOFILE_RESERVE,
   type NofileConfig,
-} from '../../src/nofile.ts';
+} from '../../src/process/nofile.ts';
 
 const config = (routing: 'per-request' | 'per-connection', limits: Record<string, unknown> = {}): NofileConfig => ({
   routing,
@@ -92,7 +92,7 @@ describe('nofile budget', () => {
   });
 });
 
-describe('nofile budget per panel (DescriptorBudget, src/panel.ts)', () => {
+describe('nofile budget per panel (DescriptorBudget, src/panel/capabilities.ts)', () => {
   const load = (panel: unknown) =>
     validateConfig(
       { panel, listeners: [{ name: 'web', address: '127.0.0.1:0' }], limits: { maxConnections: 9000 } },

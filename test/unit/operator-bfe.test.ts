@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bfe } from '../../operators/bfe/index.ts';
-import { mod64, murmur3First64 } from '../../src/murmur3.ts';
-import type { ClusterPolicy } from '../../src/types.ts';
+import { mod64, murmur3First64 } from '../../src/base/murmur3.ts';
+import type { ClusterPolicy } from '../../src/contracts/types.ts';
 import {
   backend,
   candidates,

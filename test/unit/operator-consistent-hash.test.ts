@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { consistentHash, consistentHashOptions } from '../../operators/consistent-hash.ts';
-import type { PluginContext } from '../../src/plugin.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
 import {
   backend,
   candidates,

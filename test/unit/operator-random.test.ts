@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { random } from '../../operators/random.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
 import {
   backend,
   candidates,

@@ -1,5 +1,5 @@
 /**
- * The `panel:` key (src/panel.ts, app/load-config.ts): a panel is a plugin with an options
+ * The `panel:` key (src/panel/capabilities.ts, app/load-config.ts): a panel is a plugin with an options
  * schema, a misspelt one is a config error listing the known panels, the CLI overrides still
  * apply, and a panel refuses at load what it cannot honour (panels/http2/validate.ts).
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { normalizePath, type PathNormalization } from '../../src/peek/path.ts';
 
 const KEEP: PathNormalization = { mergeSlashes: false, escapedSlashes: 'keep' };

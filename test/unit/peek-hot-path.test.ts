@@ -5,11 +5,11 @@
  * timed.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clientAddressing } from '../../src/client-ip.ts';
 import { peekHttp1 } from '../../src/peek/http1.ts';
 import { peekHttp1Response } from '../../src/peek/http1-response.ts';
 import { llhttpCallbacks, llhttpHead } from '../../src/peek/llhttp.ts';
-import { http1Requests } from '../../src/peek/to-request.ts';
+import { clientAddressing } from '../../src/request/client-ip.ts';
+import { http1Requests } from '../../src/request/from-peek.ts';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
 const MAX = 16384;

@@ -7,7 +7,6 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isProxyOutRefused, proxyHeaderFor } from '../../src/proxy-out.ts';
 import {
   type EncodeRefusal,
   encodeProxyV2,
@@ -19,6 +18,7 @@ import {
   V1_MAX_LENGTH,
   V2_AUTHORITY_MAX_BYTES,
 } from '../../src/proxy-protocol/index.ts';
+import { isProxyOutRefused, proxyHeaderFor } from '../../src/upstream/proxy-out.ts';
 import { fakeRequest } from './condition-fixtures.ts';
 
 const src = { ip: '203.0.113.7', port: 51234 };

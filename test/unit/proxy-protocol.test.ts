@@ -12,7 +12,7 @@ import {
   V2ProxyProtocol,
 } from 'proxy-protocol-js';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import {
   crc32c,
   encodeProxyV1,

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { poolOf } from '../../operators/lib/pool.ts';
-import type { BackendRegistry } from '../../src/backend-registry.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { allocateSharedState, SharedRegistry } from '../../src/shared-registry.ts';
-import type { SubCluster } from '../../src/types.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
+import type { SubCluster } from '../../src/contracts/types.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
+import { allocateSharedState, SharedRegistry } from '../../src/registry/shared.ts';
 
 const A = '127.0.0.1:9001';
 const B = '127.0.0.1:9002';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import type { Request } from '../../src/contracts/types.ts';
 import {
   type ConnectionFields,
   createHeadRequest,
   createRequest,
   decodeQueryComponent,
   type RequestInit,
-} from '../../src/request.ts';
-import type { Request } from '../../src/types.ts';
+} from '../../src/request/request.ts';
 
 const base: RequestInit = {
   protocol: 'http1',

@@ -1,13 +1,13 @@
 /**
- * The routing decision every panel shares (src/route.ts): CONNECT refusal, no_route, the
+ * The routing decision every panel shares (src/routing/route.ts): CONNECT refusal, no_route, the
  * `switchboard:route:decided` channel and the access record.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AccessRecord } from '../../src/log.ts';
-import { decideRoute, isRouteRefused } from '../../src/route.ts';
-import type { Candidates, Request } from '../../src/types.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
+import type { Candidates, Request } from '../../src/contracts/types.ts';
+import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
 import { backend, candidates, request, sub } from '../conformance/operator.ts';
 
 const web = candidates([sub('a', 1, [backend(8080)])], {}, 'web');

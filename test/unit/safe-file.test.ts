@@ -1,5 +1,5 @@
 /**
- * Reading a user-named file (src/safe-file.ts, issue 39 item 7): a regular file within its cap
+ * Reading a user-named file (src/base/safe-file.ts, issue 39 item 7): a regular file within its cap
  * is read; a FIFO, a device (a symlink to /dev/zero), a directory, a missing file and a file over
  * the cap are refused with a FileReadError naming the path and what it is. A FIFO is refused at
  * once and no libuv threadpool thread is left waiting on it: eight refused reads later,
@@ -16,7 +16,7 @@ import {
   PEM_FILE_LIMIT,
   readUserFile,
   readUserFileSync,
-} from '../../src/safe-file.ts';
+} from '../../src/base/safe-file.ts';
 import { tempDir } from '../harness/router.ts';
 import { mkfifo, releaseFifoReaders, rssMiB, within } from '../harness/special-files.ts';
 

@@ -12,9 +12,9 @@ import { parse as parseYaml } from 'yaml';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { initDatabase } from '../../address-books/sqlite/schema.ts';
 import { dbExport, dbImport, dbInit } from '../../address-books/sqlite/store.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import type { PluginContext } from '../../src/plugin.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { addressBookConformance, requestFor } from '../conformance/address-book.ts';
 import { tempDir } from '../harness/router.ts';
 

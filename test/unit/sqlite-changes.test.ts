@@ -19,8 +19,8 @@ import { MAX_ENTRIES } from '../../address-books/sqlite/changes.ts';
 import { readBfeSteps, readStepsInTransaction } from '../../address-books/sqlite/read.ts';
 import { type ChangedRead, type ReadBase, readBfeChangedSteps } from '../../address-books/sqlite/read-changed.ts';
 import { initDatabase, SCHEMA_SQL } from '../../address-books/sqlite/schema.ts';
-import { LocalRegistry } from '../../src/local-registry.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
 import { requestFor } from '../conformance/address-book.ts';
 import { tempDir } from '../harness/router.ts';
 

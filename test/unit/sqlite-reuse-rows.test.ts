@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { runToEnd } from '../../address-books/lib/sliced.ts';
 import { readBfeSteps, readStepsInTransaction } from '../../address-books/sqlite/read.ts';
 import { dbInit } from '../../address-books/sqlite/store.ts';
-import { seededRandom } from '../../src/random.ts';
+import { seededRandom } from '../../src/base/random.ts';
 import { tempDir } from '../harness/router.ts';
 
 type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, suggest } from '../../src/suggest.ts';
+import { didYouMean, editDistance, suggest } from '../../src/base/suggest.ts';
 
 describe('suggest (did you mean)', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isSwitchboardError } from '../../src/errors.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
 import { type ClientHello, ClientHelloScanner, looksLikeTls, peekClientHello } from '../../src/peek/tls-hello.ts';
 import {
   alpnExt,

@@ -4,8 +4,8 @@
  * failed connect's callback, where the throw would otherwise reach the process.
  */
 import { describe, expect, it } from 'vitest';
-import { ConnectError } from '../../src/connect.ts';
-import type { Backend, Candidates, Jack, Request } from '../../src/types.ts';
+import type { Backend, Candidates, Jack, Request } from '../../src/contracts/types.ts';
+import { ConnectError } from '../../src/upstream/connect.ts';
 import { type OpenThen, tryJacksThen } from '../../src/upstream/index.ts';
 
 const jack: Jack = { backend: { id: '127.0.0.1:1', host: '127.0.0.1', port: 1 } as Backend, subcluster: 'a' };

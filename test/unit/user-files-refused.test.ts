@@ -1,5 +1,5 @@
 /**
- * Every place the router reads a file a user names goes through src/safe-file.ts (issue 39
+ * Every place the router reads a file a user names goes through src/base/safe-file.ts (issue 39
  * item 7): the config file, a book's `path` / `routes` file, a BFE conf dir's files, an import
  * source and a last-good cache. With a FIFO at the path each answers at once with an error naming
  * the option, the path and what it is (a blocking read would wait for a writer forever); with a

@@ -1,5 +1,5 @@
 /**
- * The young-generation cap (src/young-generation.ts), in real Node processes and a real worker
+ * The young-generation cap (src/process/young-generation.ts), in real Node processes and a real worker
  * thread: garbage with some survivors is allocated across event-loop turns (the `gc` observer
  * runs between them, as it does in the router) and the largest semi-space capacity seen is
  * reported (test/harness/young-generation.ts). Without the cap the same load grows it to twice
@@ -8,10 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hasOwnSemiSpaceFlags } from '../../src/young-generation.ts';
+import { hasOwnSemiSpaceFlags } from '../../src/process/young-generation.ts';
 import { LOAD, SEMI_SPACE_CAP, WORKER_COMMITTED_MAX } from '../harness/young-generation.ts';
 
-const MODULE = join(import.meta.dirname, '..', '..', 'src', 'young-generation.ts');
+const MODULE = join(import.meta.dirname, '..', '..', 'src', 'process', 'young-generation.ts');
 
 /** Runs `setup` and the load in a fresh Node process; the largest semi-space capacity, bytes. */
 function largestSemiSpace(setup: string, env: Record<string, string> = {}): number {

@@ -3,7 +3,7 @@
  * case-insensitive and the first value is used; a missing header fetches "" while a missing
  * cookie is a failed fetch (false).
  */
-import type { Request } from '../../types.ts';
+import type { Request } from '../../contracts/types.ts';
 import { bool, hashMatcher, type ListKind, listMatcher, onValue, str } from './matchers.ts';
 import { regexMatcher } from './regex.ts';
 import { type Condition, type Primitive, type PrimitiveTable, params } from './types.ts';

@@ -7,8 +7,8 @@
  * 4. Hash buckets (`"100-200|400"`, 0–9999) become a 10000-entry bitmap; the value's UTF-8 bytes
  *    go through murmur3 into a reused buffer, so matching allocates nothing.
  */
-import { murmur3Bucket } from '../../murmur3.ts';
-import type { Request } from '../../types.ts';
+import { murmur3Bucket } from '../../base/murmur3.ts';
+import type { Request } from '../../contracts/types.ts';
 import type { BuildContext, Condition } from './types.ts';
 
 /** A string test prepared at build time. */

@@ -1,10 +1,10 @@
 /**
  * Client-address, VIP and socket primitives (reference bfe.md §1.6 "Client IP / VIP / socket").
  * Addresses and ranges are parsed at build time into 16-byte forms; evaluation parses the
- * request's address into a shared buffer, so it allocates nothing (see src/ip.ts for the rules).
+ * request's address into a shared buffer, so it allocates nothing (see src/base/ip.ts for the rules).
  */
-import { compareIpBytes, formatIpBytes, type IpFamily, parseIp, parseIpInto } from '../../ip.ts';
-import type { Request } from '../../types.ts';
+import { compareIpBytes, formatIpBytes, type IpFamily, parseIp, parseIpInto } from '../../base/ip.ts';
+import type { Request } from '../../contracts/types.ts';
 import { hashMatcher, str } from './matchers.ts';
 import type { BuildContext, Condition, Primitive, PrimitiveTable } from './types.ts';
 import { params } from './types.ts';

@@ -2,7 +2,7 @@
  * Query primitives (reference bfe.md §1.6 "Query"): keys are case-sensitive, `*_value_*` use the
  * first value, and a missing key fetches "" (so a list holding "" matches an absent key).
  */
-import type { Request } from '../../types.ts';
+import type { Request } from '../../contracts/types.ts';
 import { bool, hashMatcher, type ListKind, listMatcher, onValue, str } from './matchers.ts';
 import { regexMatcher } from './regex.ts';
 import { type Condition, type Primitive, type PrimitiveTable, params } from './types.ts';

@@ -1,7 +1,7 @@
 /**
  * Method and protocol primitives and `default_t` (reference bfe.md §1.6 "Method / protocol").
  */
-import type { Request } from '../../types.ts';
+import type { Request } from '../../contracts/types.ts';
 import { listMatcher, onValue, str } from './matchers.ts';
 import { type Condition, type PrimitiveTable, params } from './types.ts';
 

@@ -2,7 +2,7 @@
  * What a primitive is: a typed parameter list (the prototype check of reference bfe.md §1.4) and a
  * build step that validates its arguments and returns the compiled closure.
  */
-import type { Request } from '../../types.ts';
+import type { Request } from '../../contracts/types.ts';
 
 /** A compiled condition: evaluated once per request, synchronous, allocation-light. */
 export type Condition = (req: Request) => boolean;
