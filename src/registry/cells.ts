@@ -1,7 +1,7 @@
 /**
  * Where a registry keeps the numbers of one backend: two small cells the ledger
- * (registry-ledger.ts) reads and writes. `LocalRegistry` uses the plain cells below;
- * `SharedRegistry` (shared-registry.ts) implements the same interfaces over SharedArrayBuffer
+ * (ledger.ts) reads and writes. `LocalRegistry` uses the plain cells below;
+ * `SharedRegistry` (shared.ts) implements the same interfaces over SharedArrayBuffer
  * slots so worker threads see one set of numbers.
  */
 

@@ -264,7 +264,7 @@ export function createRequest(init: RequestInit): Request {
   return Object.freeze(new FrozenRequest(init));
 }
 
-/** What every HTTP/1 head of one connection shares in its Request (to-request.ts http1Requests). */
+/** What every HTTP/1 head of one connection shares in its Request (from-peek.ts http1Requests). */
 export interface ConnectionFields {
   readonly clientIp: string;
   readonly clientPort: number;
