@@ -9,11 +9,17 @@
  * .mjs of the repository, tests, bench and examples included), except a command's own tests,
  * listed in COMMAND_TESTS with the one command each runs. Store operations and helpers that a
  * command shares live below it (the books, app/).
+ *
+ * Inside the layers the arrows point one way too: no file-level import cycle (type-only imports
+ * included: a shape two modules share goes into a types-only module), no cycle between folders,
+ * and no panel imports another panel (app/ lends one panel's engine to another). Every folder
+ * of code has a README.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { cycles, folderGraph, importGraph, sourceFiles } from '../harness/import-graph.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -35,6 +41,48 @@ function sources(dir: string): string[] {
   }
   return out;
 }
+
+/** The folders whose imports must form no cycle (every .ts of the repository but the tests). */
+const GRAPH_DIRS = ['src', 'panels', 'operators', 'address-books', 'app', 'cli', 'bin', 'examples', 'bench'];
+
+/**
+ * Cycles that were there when these checks came (issue 41), each being broken up: a cycle found
+ * must lie within one of these; the lists only shrink, to empty.
+ */
+const KNOWN_FILE_CYCLES: readonly (readonly string[])[] = [
+  [
+    'panels/net/per-request.ts',
+    'panels/net/per-request-client.ts',
+    'panels/net/per-request-end.ts',
+    'panels/net/per-request-exchange.ts',
+    'panels/net/per-request-idle.ts',
+    'panels/net/per-request-route.ts',
+  ],
+  [
+    'app/metrics.ts',
+    'app/admin/backend-control.ts',
+    'app/admin/backend-metrics.ts',
+    'app/admin/dashboard.ts',
+    'app/admin/routes.ts',
+    'app/admin/traffic.ts',
+    'app/admin/ui-routes.ts',
+    'app/load-config.ts',
+    'app/panels.ts',
+    'app/worker-thread.ts',
+  ],
+];
+const KNOWN_FOLDER_CYCLES: readonly (readonly string[])[] = [
+  ['address-books/bfe', 'address-books/lib'],
+  ['app', 'app/acme', 'app/admin'],
+];
+
+/** The cycles of `found` not contained in one of `known`. */
+function beyond(found: readonly string[][], known: readonly (readonly string[])[]): string[][] {
+  return found.filter((c) => !known.some((k) => c.every((n) => k.includes(n))));
+}
+
+/** The layers of router code, each folder of which explains itself in a README. */
+const CODE_DIRS = ['src', 'panels', 'operators', 'address-books', 'app', 'cli'];
 
 const SPEC = /(?:from\s+|import\(\s*|new URL\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
 
@@ -122,4 +170,105 @@ describe('layers', () => {
     const target = relative(ROOT, resolve(join(ROOT, 'panels/net'), m![1]!)).split('/')[0];
     expect(FORBIDDEN.panels).toContain(target);
   });
+
+  it('no file-level import cycle, type-only imports included', () => {
+    expect(beyond(cycles(importGraph(ROOT, sourceFiles(ROOT, GRAPH_DIRS))), KNOWN_FILE_CYCLES)).toEqual([]);
+  });
+
+  it('no cycle between folders', () => {
+    expect(beyond(cycles(folderGraph(importGraph(ROOT, sourceFiles(ROOT, GRAPH_DIRS)))), KNOWN_FOLDER_CYCLES)).toEqual(
+      [],
+    );
+  });
+
+  it('no panel imports another panel', () => {
+    const graph = importGraph(ROOT, sourceFiles(ROOT, ['panels']));
+    const panelOf = (f: string) => f.split('/')[1];
+    const bad = [...graph].flatMap(([file, targets]) =>
+      targets.filter((t) => t.startsWith('panels/') && panelOf(t) !== panelOf(file)).map((t) => `${file} → ${t}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('every folder of code has a README', () => {
+    const missing: string[] = [];
+    const walk = (dir: string): void => {
+      const names = readdirSync(join(ROOT, dir));
+      if (names.some((n) => /\.(ts|js)$/.test(n)) && !names.includes('README.md')) missing.push(dir);
+      for (const n of names)
+        if (n !== 'node_modules' && statSync(join(ROOT, dir, n)).isDirectory()) walk(`${dir}/${n}`);
+    };
+    for (const layer of CODE_DIRS) walk(layer);
+    expect(missing).toEqual([]);
+  });
+
+  it('the cycle checks see a cycle added through a type-only import, at file and folder level', () => {
+    const files = sourceFiles(ROOT, GRAPH_DIRS);
+    const read = (f: string) => {
+      const text = readFileSync(join(ROOT, f), 'utf8');
+      // src/base/errors.ts is imported, directly or not, by the panel contract: closing the loop.
+      return f === 'src/base/errors.ts' ? `${text}\nimport type { Engine } from '../panel/contract.ts';\n` : text;
+    };
+    const graph = importGraph(ROOT, files, read);
+    expect(cycles(graph).some((c) => c.includes('src/base/errors.ts') && c.includes('src/panel/contract.ts'))).toBe(
+      true,
+    );
+    expect(cycles(folderGraph(graph)).some((c) => c.includes('src/base') && c.includes('src/panel'))).toBe(true);
+    const panels = importGraph(ROOT, ['panels/net/index.ts'], () => "import { x } from '../http2/index.ts';");
+    expect(panels.get('panels/net/index.ts')).toEqual(['panels/http2/index.ts']);
+  });
+
+  it('src/ matches the rows of src/README.md: every folder listed once, every import to a lower row', () => {
+    const rows = readmeRows(readFileSync(join(ROOT, 'src/README.md'), 'utf8'));
+    const folders = readdirSync(join(ROOT, 'src')).filter((n) => statSync(join(ROOT, 'src', n)).isDirectory());
+    expect([...rows.keys()].sort()).toEqual(folders.sort());
+    expect(upwardFolderImports(importGraph(ROOT, sourceFiles(ROOT, ['src'])), rows)).toEqual([]);
+  });
+
+  it('the row check fails on an import to the same or a higher row', () => {
+    const rows = new Map([
+      ['base', 0],
+      ['peek', 2],
+      ['config', 2],
+    ]);
+    const graph = new Map([
+      ['src/peek/a.ts', ['src/base/b.ts', 'src/config/c.ts']],
+      ['src/base/b.ts', ['src/peek/a.ts']],
+    ]);
+    expect(upwardFolderImports(graph, rows)).toEqual([
+      'src/peek/a.ts → src/config/c.ts (row 2 → 2)',
+      'src/base/b.ts → src/peek/a.ts (row 0 → 2)',
+    ]);
+  });
 });
+
+/** The rows of the folder table in src/README.md ("  6   listener/  …"): folder name → row. */
+function readmeRows(readme: string): Map<string, number> {
+  const section = readme.slice(readme.indexOf('## The folders, arrows pointing down'));
+  const block = section.slice(section.indexOf('```') + 3, section.indexOf('```', section.indexOf('```') + 3));
+  const rows = new Map<string, number>();
+  for (const line of block.split('\n')) {
+    const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+    if (m === null) continue;
+    for (const name of m[2]!.matchAll(/(?:^|\s)([a-z][a-z0-9-]*)\/(?=\s|$)/g)) rows.set(name[1]!, Number(m[1]));
+  }
+  return rows;
+}
+
+/** `from → to (row a → b)` for every import between top-level folders of src/ that does not point to a lower row. */
+function upwardFolderImports(
+  graph: ReadonlyMap<string, readonly string[]>,
+  rows: ReadonlyMap<string, number>,
+): string[] {
+  const top = (f: string) => f.split('/')[1]!;
+  const bad: string[] = [];
+  for (const [file, targets] of graph) {
+    for (const t of targets) {
+      if (!t.startsWith('src/') || top(t) === top(file)) continue;
+      const from = rows.get(top(file)) ?? Number.NaN;
+      const to = rows.get(top(t)) ?? Number.NaN;
+      if (!(to < from)) bad.push(`${file} → ${t} (row ${from} → ${to})`);
+    }
+  }
+  return bad;
+}
