@@ -17,7 +17,7 @@ type JsonSchema = Record<string, unknown>;
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
 
-/** How a module path looks (app/plugins.ts `isModulePath`). */
+/** How a module path looks (app/plugins/resolve.ts `isModulePath`). */
 const MODULE_PATH = '^(\\.\\.?/|/)';
 
 const ZOD_ONLY_FORMATS = new Set(['starts_with', 'ends_with', 'includes', 'lowercase', 'uppercase', 'regex']);

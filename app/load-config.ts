@@ -13,7 +13,7 @@ import type { AddressBookFactory, OperatorFactory } from '../src/contracts/plugi
 import { isPanelValidator } from '../src/panel/capabilities.ts';
 import type { AnyPanelFactory, LoadedConfig } from '../src/panel/contract.ts';
 import { resolvePanel } from './panels.ts';
-import { resolveAddressBook, resolveOperator } from './plugins.ts';
+import { resolveAddressBook, resolveOperator } from './plugins/resolve.ts';
 
 /** Command-line overrides (DESIGN: CLI flags override the file). */
 export interface ConfigOverrides {

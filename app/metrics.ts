@@ -27,7 +27,7 @@ import { countsListeners } from '../src/panel/capabilities.ts';
 import { backendStateGauges } from './admin/backend-metrics.ts';
 import { BackendRequestMetrics } from './backend-metrics.ts';
 import { registerCertificateMetrics } from './certificates.ts';
-import type { Runtime } from './runtime.ts';
+import type { Runtime } from './runtime/runtime.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 

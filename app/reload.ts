@@ -25,7 +25,7 @@ import { type FileWatcher, watchFiles } from '../src/base/file-watch.ts';
 import type { Panel } from '../src/contracts/types.ts';
 import { followsEngine, isReconfigurable } from '../src/panel/capabilities.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
-import type { Runtime } from './runtime.ts';
+import type { Runtime } from './runtime/runtime.ts';
 
 const noop = () => {};
 

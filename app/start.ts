@@ -22,9 +22,9 @@ import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { Metrics } from './metrics.ts';
-import { installProcessPolicy } from './process-policy.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
-import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime.ts';
+import { installProcessPolicy } from './runtime/process-policy.ts';
+import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime/runtime.ts';
 
 const noop = () => {};
 

@@ -9,7 +9,7 @@
  * products × 10 hosts, one cluster each), a loop allocates short-lived garbage the way request
  * handling does, and `--reloads` reloads each move one backend of one cluster (`sqlite`: a
  * commit and a poll; `bfe`: a rewrite of the `routes:` JSON file and a reload), each followed by
- * the runtime's registry and health-check sync (app/backend-sync.ts). Printed per tree
+ * the runtime's registry and health-check sync (app/runtime/backend-sync.ts). Printed per tree
  * and book: the median over rounds of the per-reload means, and the minimum; "longest" columns
  * are the longest of the round (a turn: the event loop's delay, wall clock, so it also counts
  * the time the machine gave to other processes).
@@ -74,10 +74,11 @@ async function child(book: 'sqlite' | 'bfe', root: string, dir: string, reloads:
   const { HealthManager } = await imp('src/health/index.ts');
   const registry = new LocalRegistry();
   const health = new HealthManager(registry);
-  // What the runtime runs after each swap (app/runtime.ts): the tree's BackendSync, or (trees
-  // before it) the whole registry and health sync.
-  const syncer = existsSync(join(root, 'app/backend-sync.ts'))
-    ? new (await imp('app/backend-sync.ts')).BackendSync(registry, health)
+  // What the runtime runs after each swap (app/runtime/runtime.ts): the tree's BackendSync (in
+  // app/runtime/ or, in older trees, app/), or (trees before it) the whole registry and health sync.
+  const syncFile = ['app/runtime/backend-sync.ts', 'app/backend-sync.ts'].find((f) => existsSync(join(root, f))) ?? '';
+  const syncer = syncFile.endsWith('.ts')
+    ? new (await imp(syncFile)).BackendSync(registry, health)
     : {
         sync(book: { listBackends(): Iterable<BackendEntry> }) {
           const entries = [...book.listBackends()];

@@ -65,7 +65,7 @@ async function child(root: string, dir: string, reloads: number, which: 'sqlite'
   const { LocalRegistry } = await imp('src/registry/local.ts');
   const { seededRandom } = await imp('src/base/random.ts');
   const { HealthManager } = await imp('src/health/index.ts');
-  const { BackendSync } = await imp('app/backend-sync.ts');
+  const { BackendSync } = await imp('app/runtime/backend-sync.ts');
   const registry = new LocalRegistry();
   const health = new HealthManager(registry);
   const syncer = new BackendSync(registry, health);

@@ -17,7 +17,7 @@ import { checkAcme } from '../app/acme/check.ts';
 import { EXIT, storeDown } from '../app/exit.ts';
 import { h2cAllowWarnings } from '../app/h2c-warnings.ts';
 import { inspectConfig, readConfigFile } from '../app/load-config.ts';
-import { resolveAddressBook } from '../app/plugins.ts';
+import { resolveAddressBook } from '../app/plugins/resolve.ts';
 import { isSwitchboardError } from '../src/base/errors.ts';
 import { createLogger } from '../src/base/log.ts';
 import { defaultRandom } from '../src/base/random.ts';

@@ -7,7 +7,7 @@
 import { forwardsIssued } from '../../src/panel/capabilities.ts';
 import type { BoundPanel } from '../../src/panel/contract.ts';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/runtime.ts';
 import { AcmeManager } from './manager.ts';
 
 export type { AcmeManager } from './manager.ts';

@@ -29,7 +29,7 @@ import type { AcmeManager } from '../acme/manager.ts';
 import { certificatesReport } from '../certificates.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Reloader } from '../reload.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/runtime.ts';
 import type { Refusal } from './auth.ts';
 import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from './backend-control.ts';
 import { configView } from './config-view.ts';

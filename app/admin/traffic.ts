@@ -14,7 +14,7 @@
  *    `backendRate(id)` the latest connections-per-second of one backend.
  */
 import type { Metrics } from '../metrics.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../runtime/runtime.ts';
 
 /** Keys kept per group and sample; more are summed under `other`. */
 export const MAX_SERIES = 40;

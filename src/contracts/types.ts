@@ -207,7 +207,7 @@ export interface BackendLister {
 /**
  * Optional, beside `BackendLister`: the same entries in groups (a cluster each) that are kept
  * from one snapshot to the next while unchanged: the same group object means the same entries,
- * so the runtime's sync after a swap touches only the groups that changed (app/backend-sync.ts).
+ * so the runtime's sync after a swap touches only the groups that changed (app/runtime/backend-sync.ts).
  * Undefined: the current snapshot has no such groups.
  */
 export interface BackendGroups {

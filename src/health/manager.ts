@@ -166,7 +166,7 @@ export class HealthManager {
   }
 
   /**
-   * `update` for a change (app/backend-sync.ts): `removed` entries are listed no more, `added`
+   * `update` for a change (app/runtime/backend-sync.ts): `removed` entries are listed no more, `added`
    * ones anew, `all` is every entry listed now, in lists kept while unchanged, in order. Only
    * the checkers of the (backend, policy) pairs these touch are rebuilt, from `all` in its order,
    * so each ends as `update(all)` leaves it; the others start or stop probing as `update` would

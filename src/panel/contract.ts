@@ -2,7 +2,7 @@
  * What a panel needs of the router that runs it, declared in the core so that panels depend on
  * contracts, never on the composition layer (app/ implements them):
  *
- *   app/runtime.ts ──implements──► PanelRuntime ◄──reads── panels/net, panels/http2, panels/worker
+ *   app/runtime/runtime.ts ──implements──► PanelRuntime ◄──reads── panels/net, panels/http2, panels/worker
  *
  * An `Engine` is one config version's routing machinery (book, operator, limits, TLS); the
  * `PanelRuntime` holds the engine in use plus what outlives reloads (registry, loggers, drain).

@@ -34,7 +34,7 @@
  *   bin/switchboard.js) until `switchboard start` has started the router and caps it, or until
  *   any other command releases it (cli/index.ts).
  * - `capYoungGeneration` is called by `switchboard start` only (app/start.ts), like
- *   app/process-policy.ts: a library does not change process-wide V8 flags for its embedder
+ *   app/runtime/process-policy.ts: a library does not change process-wide V8 flags for its embedder
  *   (STYLE §13b). The worker threads' limit is the worker panel's own, embedded or not.
  */
 import { PerformanceObserver } from 'node:perf_hooks';

@@ -185,7 +185,7 @@ export abstract class Ledger implements BackendRegistry {
   }
 
   /**
-   * `retain` for a change of a listing that names a cluster in every key (app/backend-sync.ts):
+   * `retain` for a change of a listing that names a cluster in every key (app/runtime/backend-sync.ts):
    * `ids` are listed no more, `pairs` (id, cluster) no more while their id still is, `added` are
    * listed anew. The records end as `retain(every key listed now)` would leave them. Returns
    * undefined, changing nothing, while records exist that no `retain` listed (made by a report,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { validateConfig } from '../../app/load-config.ts';
-import type { RuntimeOptions } from '../../app/runtime.ts';
+import type { RuntimeOptions } from '../../app/runtime/runtime.ts';
 import { type Router, startLoaded } from '../../app/start.ts';
 import { type AccessRecord, createLogger } from '../../src/base/log.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The process policy of `switchboard start` (app/process-policy.ts), on the real CLI: a bug
+ * The process policy of `switchboard start` (app/runtime/process-policy.ts), on the real CLI: a bug
  * that escapes every per-connection catch is injected from a preloaded module (a signal handler
  * that rejects a promise, another that throws), since no client input can reach it any more.
  * An unhandled rejection is logged with its stack and the router serves on; an uncaught

@@ -1,5 +1,5 @@
 /**
- * The runtime's sync after a snapshot swap (app/backend-sync.ts): a book listing its backends in
+ * The runtime's sync after a snapshot swap (app/runtime/backend-sync.ts): a book listing its backends in
  * groups kept while unchanged is synced by the change only, and the registry and the health
  * checks end exactly as the whole sync (`retain` + `update` over every entry) leaves them:
  * records, their order, slow start, checkers, their cluster order, policy and probing, over a
@@ -7,7 +7,7 @@
  * changed, backends marked down), for the local and the shared registry.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BackendSync } from '../../app/backend-sync.ts';
+import { BackendSync } from '../../app/runtime/backend-sync.ts';
 import { seededRandom } from '../../src/base/random.ts';
 import { healthCheckSchema } from '../../src/config/cluster.ts';
 import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';

@@ -15,7 +15,7 @@ import { compileRoutingTable } from '../../address-books/bfe/compile.ts';
 import { deepEqual } from '../../address-books/bfe/reuse.ts';
 import { sqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { dbInit } from '../../address-books/sqlite/store.ts';
-import { SnapshotBook as WorkerSnapshotBook } from '../../app/worker-book.ts';
+import { SnapshotBook as WorkerSnapshotBook } from '../../app/worker/book.ts';
 import { isSwitchboardError } from '../../src/base/errors.ts';
 import { seededRandom } from '../../src/base/random.ts';
 import type { PluginContext } from '../../src/contracts/plugin.ts';

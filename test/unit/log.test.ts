@@ -2,7 +2,7 @@
  * The process logger (src/base/log.ts, src/base/log-pretty.ts): JSON with string levels and ISO time, the
  * readable form aligned, `auto` by terminal, a reloaded `log` section switching level and format
  * of the same logger, `thread` on worker lines; and the debug routing lines subscribed only while
- * the level asks for them (app/route-debug.ts).
+ * the level asks for them (app/runtime/route-debug.ts).
  */
 import { channel } from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
@@ -68,9 +68,9 @@ describe('process logger', () => {
   });
 });
 
-describe('routing-decision lines (app/route-debug.ts)', () => {
+describe('routing-decision lines (app/runtime/route-debug.ts)', () => {
   it('subscribe only while the level is debug or more verbose, following level changes', async () => {
-    const { RouteDebugLog } = await import('../../app/route-debug.ts');
+    const { RouteDebugLog } = await import('../../app/runtime/route-debug.ts');
     const decided = channel('switchboard:route:decided');
     const before = decided.hasSubscribers;
     const { lines, stream } = capture();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../app/load-config.ts';
-import { panelReserve, perConnection } from '../../app/runtime.ts';
+import { panelReserve, perConnection } from '../../app/runtime/runtime.ts';
 import { THREAD_DESCRIPTORS } from '../../panels/worker/panel.ts';
 import { configSchema, limitsSchema } from '../../src/config/schema.ts';
 import {

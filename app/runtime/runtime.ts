@@ -7,7 +7,7 @@
  *   LoadedConfig ──create──► book, operator ──start──► Engine ──swap──► runtime.engine
  */
 
-import { type Admission, LocalAdmission } from '../src/admission/admission.ts';
+import { type Admission, LocalAdmission } from '../../src/admission/admission.ts';
 import {
   type AccessLog,
   type AccessRecord,
@@ -16,18 +16,18 @@ import {
   createLogger,
   type Logger,
   type ReopenableAccessLog,
-} from '../src/base/log.ts';
-import { defaultRandom, type Random } from '../src/base/random.ts';
-import type { BackendRegistry } from '../src/contracts/backend-registry.ts';
-import type { PluginContext } from '../src/contracts/plugin.ts';
-import type { AddressBook } from '../src/contracts/types.ts';
-import { DrainSet } from '../src/data-path/drain.ts';
-import { HealthManager } from '../src/health/index.ts';
-import { hasDescriptorBudget, isRegistryProvider } from '../src/panel/capabilities.ts';
-import type { Engine, LoadedConfig, PanelRuntime } from '../src/panel/contract.ts';
-import { checkNofile, descriptorsPerConnection } from '../src/process/nofile.ts';
-import { LocalRegistry } from '../src/registry/local.ts';
-import { IssuedCertificates } from '../src/tls/issued.ts';
+} from '../../src/base/log.ts';
+import { defaultRandom, type Random } from '../../src/base/random.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
+import type { AddressBook } from '../../src/contracts/types.ts';
+import { DrainSet } from '../../src/data-path/drain.ts';
+import { HealthManager } from '../../src/health/index.ts';
+import { hasDescriptorBudget, isRegistryProvider } from '../../src/panel/capabilities.ts';
+import type { Engine, LoadedConfig, PanelRuntime } from '../../src/panel/contract.ts';
+import { checkNofile, descriptorsPerConnection } from '../../src/process/nofile.ts';
+import { LocalRegistry } from '../../src/registry/local.ts';
+import { IssuedCertificates } from '../../src/tls/issued.ts';
 import { BackendSync } from './backend-sync.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
@@ -58,7 +58,7 @@ export interface RuntimeOptions {
   readonly reusePort?: boolean;
 }
 
-export type { Engine } from '../src/panel/contract.ts';
+export type { Engine } from '../../src/panel/contract.ts';
 
 export class Runtime implements PanelRuntime {
   #engine: Engine;
@@ -160,7 +160,7 @@ export class Runtime implements PanelRuntime {
   /**
    * After the current book swapped its snapshot: keep registry records for the backends that
    * stay (new ones start their slow-start ramp), drop the rest, and check exactly these; only
-   * what changed, when the book lists its backends in groups (app/backend-sync.ts).
+   * what changed, when the book lists its backends in groups (app/runtime/backend-sync.ts).
    */
   #syncBackends(book: AddressBook): void {
     if (book !== this.#engine.book) return;

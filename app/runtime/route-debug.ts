@@ -19,9 +19,9 @@
  * Two routers in one process (tests) would log each other's decisions too.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { channels } from '../src/base/diagnostics.ts';
-import type { Logger } from '../src/base/log.ts';
-import type { Backend, Candidates, Request } from '../src/contracts/types.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { Logger } from '../../src/base/log.ts';
+import type { Backend, Candidates, Request } from '../../src/contracts/types.ts';
 
 interface Decided {
   readonly request: Request;

@@ -19,7 +19,7 @@
  * (panels/worker/README.md §6), the other threads untouched. Never by `startRouter`, which
  * embedders and tests call: a library does not take over process-wide handlers (STYLE §13b).
  */
-import type { Logger } from '../src/base/log.ts';
+import type { Logger } from '../../src/base/log.ts';
 
 /**
  * Installs the policy; `stop` drains and exits with the given code (without it, rule 2 is left to

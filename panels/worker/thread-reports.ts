@@ -14,8 +14,8 @@ import type { ForwardedEvent, FromWorker } from './protocol.ts';
 
 type Forwarded = ForwardedEvent['channel'];
 
-/** Queues what the main thread must see and posts it in batches. */
-export class Forwarder {
+/** What a worker thread reports to the main thread (access records, metric events, connect failures), posted in batches. */
+export class ThreadReports {
   readonly #port: MessagePort;
   #access: AccessRecord[] = [];
   #events: ForwardedEvent[] = [];

@@ -7,10 +7,10 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { builtinAddressBooks } from '../address-books/index.ts';
-import { builtinOperators } from '../operators/index.ts';
-import { didYouMean } from '../src/base/suggest.ts';
-import type { AddressBookFactory, Factory, OperatorFactory } from '../src/contracts/plugin.ts';
+import { builtinAddressBooks } from '../../address-books/index.ts';
+import { builtinOperators } from '../../operators/index.ts';
+import { didYouMean } from '../../src/base/suggest.ts';
+import type { AddressBookFactory, Factory, OperatorFactory } from '../../src/contracts/plugin.ts';
 
 function isModulePath(name: string): boolean {
   return name.startsWith('./') || name.startsWith('../') || isAbsolute(name);

@@ -6,12 +6,12 @@
  *                                                └─► operator.create/start ──► Engine (frozen)
  */
 import { createHash } from 'node:crypto';
-import type { FileWatcher } from '../src/base/file-watch.ts';
-import type { PluginContext } from '../src/contracts/plugin.ts';
-import type { Engine, LoadedConfig } from '../src/panel/contract.ts';
-import { watchCertificateFiles } from '../src/tls/cert-watch.ts';
-import { buildEngineTls, checkUpstreamTls } from '../src/tls/engine-tls.ts';
-import type { IssuedCertificates } from '../src/tls/issued.ts';
+import type { FileWatcher } from '../../src/base/file-watch.ts';
+import type { PluginContext } from '../../src/contracts/plugin.ts';
+import type { Engine, LoadedConfig } from '../../src/panel/contract.ts';
+import { watchCertificateFiles } from '../../src/tls/cert-watch.ts';
+import { buildEngineTls, checkUpstreamTls } from '../../src/tls/engine-tls.ts';
+import type { IssuedCertificates } from '../../src/tls/issued.ts';
 
 /** Certificate file watchers by engine; they stop when the engine closes. */
 const watchers = new WeakMap<Engine, FileWatcher>();

@@ -3,26 +3,25 @@
  * the main thread's snapshot and whose registry is a view on the shared buffers, runs the real
  * engine panel (`net` or `http2`) on its own listeners, bound with the runtime's `reusePort`
  * option, counting connections in the panel's shared admission buffer, and answers the main
- * thread's messages (README.md in this folder, steps 2–5).
+ * thread's messages (panels/worker/README.md, steps 2–5; app/worker/README.md).
  */
 
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { Forwarder } from '../panels/worker/forward.ts';
-import { engineOf } from '../panels/worker/options.ts';
-import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../panels/worker/protocol.ts';
-import { SharedAdmission } from '../src/admission/shared-admission.ts';
-import { isSwitchboardError } from '../src/base/errors.ts';
-import { configureLogger, createLogger } from '../src/base/log.ts';
-import type { AddressBookFactory } from '../src/contracts/plugin.ts';
-import { countsListeners, isReconfigurable } from '../src/panel/capabilities.ts';
-import type { BoundPanel } from '../src/panel/contract.ts';
-import { SharedRegistry } from '../src/registry/shared.ts';
-import type { LoadedConfig } from './load-config.ts';
-import { resolvePanel } from './panels.ts';
-import { resolveAddressBook, resolveOperator } from './plugins.ts';
-import { installProcessPolicy } from './process-policy.ts';
-import { Runtime } from './runtime.ts';
-import { findOnly, type SnapshotBook, snapshotBookFactory } from './worker-book.ts';
+import { engineOf } from '../../panels/worker/options.ts';
+import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../../panels/worker/protocol.ts';
+import { ThreadReports } from '../../panels/worker/thread-reports.ts';
+import { SharedAdmission } from '../../src/admission/shared-admission.ts';
+import { isSwitchboardError } from '../../src/base/errors.ts';
+import { configureLogger, createLogger } from '../../src/base/log.ts';
+import type { AddressBookFactory } from '../../src/contracts/plugin.ts';
+import { countsListeners, isReconfigurable } from '../../src/panel/capabilities.ts';
+import type { BoundPanel, LoadedConfig } from '../../src/panel/contract.ts';
+import { SharedRegistry } from '../../src/registry/shared.ts';
+import { enginePanels } from '../plugins/engine-panels.ts';
+import { resolveAddressBook, resolveOperator } from '../plugins/resolve.ts';
+import { installProcessPolicy } from '../runtime/process-policy.ts';
+import { Runtime } from '../runtime/runtime.ts';
+import { findOnly, type SnapshotBook, snapshotBookFactory } from './book.ts';
 
 const STATS_MS = 100;
 
@@ -30,7 +29,7 @@ const STATS_MS = 100;
 class WorkerLoop {
   readonly #port: MessagePort;
   readonly #init: WorkerInit;
-  readonly #forwarder: Forwarder;
+  readonly #reports: ThreadReports;
   readonly #registry: SharedRegistry;
   /** Snapshot books by main engine version (the current engine and one being prepared). */
   readonly #books = new Map<string, SnapshotBook>();
@@ -49,12 +48,12 @@ class WorkerLoop {
     this.#init = init;
     this.#version = init.engine.version;
     const { config } = init.engine;
-    this.#forwarder = new Forwarder(port, {
+    this.#reports = new ThreadReports(port, {
       metrics: config.admin !== undefined,
       access: config.log.access !== 'off',
     });
     this.#registry = SharedRegistry.view(init.shared, init.index, {
-      onConnectFailed: (id) => this.#forwarder.failed(id),
+      onConnectFailed: (id) => this.#reports.failed(id),
     });
     this.#registry.adopt(init.engine.slots);
   }
@@ -63,7 +62,7 @@ class WorkerLoop {
     const spec = this.#init.engine;
     const runtime = await Runtime.create(await this.#loaded(spec), {
       registry: this.#registry,
-      accessLog: this.#forwarder.accessLog,
+      accessLog: this.#reports.accessLog,
       // The thread formats its own lines (log.format; `auto` checks fd 2) and tags them `thread`.
       logger: createLogger(this.#init.logLevel, undefined, {
         format: spec.config.log.format,
@@ -75,9 +74,9 @@ class WorkerLoop {
     });
     this.#runtime = runtime;
     for (const u of this.#init.issued) runtime.issued.apply(u);
-    // A rejection no connection caught is logged and the thread serves on (app/process-policy.ts).
+    // A rejection no connection caught is logged and the thread serves on (app/runtime/process-policy.ts).
     installProcessPolicy(runtime.logger);
-    const engine = resolvePanel(engineOf(spec.config.panel));
+    const engine = enginePanels[engineOf(spec.config.panel)];
     const panel = engine.create(runtime, {});
     await panel.start();
     this.#panel = panel;
@@ -109,7 +108,7 @@ class WorkerLoop {
       text: spec.text,
       config: spec.config,
       // The thread runs the engine panel; the worker panel itself lives on the main thread.
-      panel: { factory: resolvePanel(engineOf(spec.config.panel)), options: {} },
+      panel: { factory: enginePanels[engineOf(spec.config.panel)], options: {} },
       operator: { factory: operator, options: spec.operator.options },
       addressBook: { factory, options },
     };
@@ -188,7 +187,7 @@ class WorkerLoop {
     await this.#panel?.close();
     this.#postStats();
     await this.#runtime?.close();
-    this.#forwarder.close();
+    this.#reports.close();
     this.#post({ t: 'closed' });
     // Messages posted before exit are delivered; handles a plugin left open must not keep us.
     setImmediate(() => process.exit(0));

@@ -5,13 +5,13 @@
  * the main thread sends a new one. It deliberately does not list its backends, so the worker's
  * runtime runs no health checks and never prunes the shared registry (the main thread does both).
  */
-import { compileRoutingTable } from '../address-books/bfe/compile.ts';
-import type { Snapshot } from '../address-books/bfe/snapshot.ts';
-import { buildMatcher } from '../address-books/file/matcher.ts';
-import type { FileEntry } from '../address-books/file/parse.ts';
-import type { BookSpec } from '../panels/worker/protocol.ts';
-import type { AddressBookFactory, PluginContext } from '../src/contracts/plugin.ts';
-import type { AddressBook, Candidates, Request } from '../src/contracts/types.ts';
+import { compileRoutingTable } from '../../address-books/bfe/compile.ts';
+import type { Snapshot } from '../../address-books/bfe/snapshot.ts';
+import { buildMatcher } from '../../address-books/file/matcher.ts';
+import type { FileEntry } from '../../address-books/file/parse.ts';
+import type { BookSpec } from '../../panels/worker/protocol.ts';
+import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
+import type { AddressBook, Candidates, Request } from '../../src/contracts/types.ts';
 
 type Lookup = (request: Request) => Candidates | undefined;
 

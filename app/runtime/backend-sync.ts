@@ -16,9 +16,9 @@
  * first listing, a book without groups, groups in another order, a change bigger than half the
  * listing, an entry without a cluster, or a registry with records no sync listed.
  */
-import type { BackendRegistry } from '../src/contracts/backend-registry.ts';
-import { type AddressBook, type BackendEntry, hasBackendGroups, isBackendLister } from '../src/contracts/types.ts';
-import type { HealthEntry, HealthManager } from '../src/health/manager.ts';
+import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
+import { type AddressBook, type BackendEntry, hasBackendGroups, isBackendLister } from '../../src/contracts/types.ts';
+import type { HealthEntry, HealthManager } from '../../src/health/manager.ts';
 
 type Group = readonly BackendEntry[];
 

@@ -4,8 +4,8 @@
  * per EXHAUSTED_LOG_MS with how many failed since the last one, so a descriptor storm cannot
  * flood the log.
  */
-import type { Logger } from '../src/base/log.ts';
-import { nofileLimit } from '../src/process/nofile.ts';
+import type { Logger } from '../../src/base/log.ts';
+import { nofileLimit } from '../../src/process/nofile.ts';
 
 /** Minimum time between two "descriptors exhausted" log lines. */
 const EXHAUSTED_LOG_MS = 10_000;
