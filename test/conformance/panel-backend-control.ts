@@ -8,19 +8,15 @@
  */
 import { type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { connect as h2Connect } from 'node:http2';
-import { connect as netConnect, type Socket } from 'node:net';
 import { expect } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { httpGet } from '../harness/http.ts';
+import { KeepAliveClient } from '../harness/keep-alive-client.ts';
 import { eventually, startTestRouter } from '../harness/router.ts';
-import type { PanelUnderTest, Scenario } from './panel.ts';
+import { type PanelUnderTest, panelKeys, runsHttp2, type Scenario } from './panel-under-test.ts';
 
 const HOST = 'www.example.test';
 const TOKEN = 'conformance';
-
-function runsHttp2(p: PanelUnderTest): boolean {
-  return p.panel === 'http2' || (typeof p.panel === 'object' && p.panel.engine === 'http2');
-}
 
 /** An HTTP backend that counts requests and holds `/slow` until `release()`. */
 interface GatedBackend extends TestBackend {
@@ -73,29 +69,6 @@ function adminPost(port: number, path: string): Promise<number> {
   });
 }
 
-/** A keep-alive client connection on which requests are sent one at a time. */
-class Conn {
-  readonly #s: Socket;
-  #text = '';
-  constructor(port: number) {
-    this.#s = netConnect({ port, host: '127.0.0.1' });
-    this.#s.on('error', () => {});
-    this.#s.on('data', (d) => (this.#text += d.toString('latin1')));
-  }
-  send(path: string): void {
-    this.#text = '';
-    this.#s.write(`GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
-  }
-  /** The `x-backend` of the response to the last request. */
-  async answer(): Promise<string> {
-    await eventually(() => /x-backend: \w+[\s\S]*\r\n\r\n\{.*\}$/i.test(this.#text), 4_000, 'a response');
-    return /x-backend: (\w+)/i.exec(this.#text)![1]!;
-  }
-  close(): void {
-    this.#s.destroy();
-  }
-}
-
 /** The `x-backend` of one h2c request on a fresh session. */
 function h2cBackend(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -126,7 +99,7 @@ async function drainScenario(p: PanelUnderTest, routing: 'per-request' | 'per-co
   const b = await gatedBackend('b');
   const byName = { a, b };
   const r = await startTestRouter({
-    panel: p.panel,
+    ...panelKeys(p),
     routing,
     admin: { address: '127.0.0.1:0', token: TOKEN },
     addressBook: {
@@ -137,7 +110,7 @@ async function drainScenario(p: PanelUnderTest, routing: 'per-request' | 'per-co
       },
     },
   });
-  const slow = new Conn(r.port());
+  const slow = new KeepAliveClient(r.port());
   try {
     const admin = r.router.admin!.address().port;
     // An open request on backend X, held by X until released.

@@ -21,7 +21,7 @@ import { maxConnectionsFor } from '../../src/process/nofile.ts';
 import { startHttpBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
-import type { PanelUnderTest, Scenario } from './panel.ts';
+import { type PanelUnderTest, panelKeys, type Scenario } from './panel-under-test.ts';
 
 const HOST = 'www.example.test';
 
@@ -131,7 +131,7 @@ async function withProxyRouter(
   const web = await startHttpBackend('web');
   const held: Held[] = [];
   try {
-    const r = await startTestRouter({ panel: p.panel, ...proxyConfig(address, trusted, web.address) });
+    const r = await startTestRouter({ ...panelKeys(p), ...proxyConfig(address, trusted, web.address) });
     try {
       await body(r, held);
     } finally {
@@ -295,7 +295,7 @@ export const capsScenarios: readonly Scenario[] = [
       const sockets: Socket[] = [];
       try {
         const r = await startTestRouter({
-          panel: p.panel,
+          ...panelKeys(p),
           addressBook: book(web.address),
           admin: { address: '127.0.0.1:0', headersTimeout: '300ms', requestTimeout: '1s', idleTimeout: '1s' },
         });
@@ -352,7 +352,7 @@ export const capsScenarios: readonly Scenario[] = [
       const threads = typeof p.panel === 'object' && p.panel.name === 'worker' ? (p.panel.threads as number) : 0;
       const maxConnections = Math.min(72, maxConnectionsFor(256, 2, 64 + threads * (THREAD_DESCRIPTORS + 1)));
       const config = {
-        panel: p.panel,
+        ...panelKeys(p),
         listeners: [{ name: 'web', address: '127.0.0.1:0' }],
         limits: { maxConnections, maxIdleUpstreamsPerConnection: 0, drainTimeout: '1s' },
         addressBook: book(web.address),

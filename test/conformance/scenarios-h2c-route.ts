@@ -4,19 +4,22 @@
  * their own `:path` on every panel, with the listener's default `h2c` (`route` under
  * `routing: per-request`): on the net panel (and worker threads running it) the connection is
  * handed to the http2 engine; the http2 panel always routes every stream. `/admin` is
- * blackholed: its stream is answered 503 and reaches no backend.
+ * blackholed: its stream is answered 503 and reaches no backend. Under `routing: per-connection`
+ * the listener's default is `allow` (the connection spliced, routed by its first stream:
+ * test/integration/h2c-route.test.ts), so there the scenario's listener sets `h2c: route`.
  */
 import { type ClientHttp2Session, connect as h2Connect } from 'node:http2';
 import { expect } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { pathSplitBook } from '../harness/books.ts';
-import { eventually, startTestRouter } from '../harness/router.ts';
-import type { PanelUnderTest, Scenario } from './panel.ts';
+import { eventually, LISTEN, startTestRouter } from '../harness/router.ts';
+import { type PanelUnderTest, panelKeys, routesPerConnection, type Scenario } from './panel-under-test.ts';
 
 const HOST = 'www.example.test';
 
 function configFor(p: PanelUnderTest, app: TestBackend, api: TestBackend): Record<string, unknown> {
-  return { panel: p.panel, addressBook: pathSplitBook(app.address, api.address) };
+  const book = { ...panelKeys(p), addressBook: pathSplitBook(app.address, api.address) };
+  return routesPerConnection(p) ? { ...book, listeners: [{ ...LISTEN[0], h2c: 'route' }] } : book;
 }
 
 /** One request on `session`: its status and `x-backend`, or how the stream ended (bounded). */

@@ -4,16 +4,14 @@
  * default `h2c: route` switches the connection itself: `curl --http2` gets 101 and HTTP/2, its
  * request is stream 1, and a later stream to the blackholed `/admin` is answered 503 and
  * reaches no backend. The http2 panel's HTTP/1.1 fallback does not switch: 400, no backend.
+ * Under `routing: per-connection` the listener's default is `allow` (400), so there the
+ * scenario's listener sets `h2c: route`, and the net panel switches it as under per-request.
  */
 import { execFile } from 'node:child_process';
 import { expect } from 'vitest';
 import { startHttpBackend } from '../harness/backend.ts';
-import { startTestRouter } from '../harness/router.ts';
-import type { PanelUnderTest, Scenario } from './panel.ts';
-
-function runsHttp2(p: PanelUnderTest): boolean {
-  return p.panel === 'http2' || (typeof p.panel === 'object' && p.panel.engine === 'http2');
-}
+import { LISTEN, startTestRouter } from '../harness/router.ts';
+import { panelKeys, routesPerConnection, runsHttp2, type Scenario } from './panel-under-test.ts';
 
 /** curl's status code and HTTP version for each URL, one connection (bounded). */
 function curl(urls: readonly string[]): Promise<string> {
@@ -29,7 +27,8 @@ export const h2cUpgradeScenarios: readonly Scenario[] = [
     async run(p) {
       const app = await startHttpBackend('app');
       const r = await startTestRouter({
-        panel: p.panel,
+        ...panelKeys(p),
+        ...(routesPerConnection(p) ? { listeners: [{ ...LISTEN[0], h2c: 'route' }] } : {}),
         addressBook: {
           name: 'bfe',
           products: {

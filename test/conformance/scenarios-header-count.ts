@@ -11,13 +11,9 @@ import { expect } from 'vitest';
 import { startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { rawRequest, statusOf } from '../harness/client.ts';
 import { startTestRouter, type TestRouter } from '../harness/router.ts';
-import type { PanelUnderTest, Scenario } from './panel.ts';
+import { type PanelUnderTest, panelKeys, runsHttp2, type Scenario } from './panel-under-test.ts';
 
 const HOST = 'www.example.test';
-
-function runsHttp2(p: PanelUnderTest): boolean {
-  return p.panel === 'http2' || (typeof p.panel === 'object' && p.panel.engine === 'http2');
-}
 
 /** A head with Host and `extra` more field lines (`Host` counts as one field). */
 function head(path: string, extra: number, line = (i: number) => `X-F${i}: ${i}`): string {
@@ -39,7 +35,7 @@ function configFor(
   more: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return {
-    panel: p.panel,
+    ...panelKeys(p),
     addressBook: {
       name: 'bfe',
       products: { p: { hosts: ['*'], rules: [{ cond: 'default_t()', cluster: 'c' }] } },
