@@ -25,33 +25,17 @@ import { type FileWatcher, watchFiles } from '../src/base/file-watch.ts';
 import type { Panel } from '../src/contracts/types.ts';
 import { followsEngine, isReconfigurable } from '../src/panel/capabilities.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
+import type { ReloadResult, StagedChange } from './runtime/reload-result.ts';
 import type { Runtime } from './runtime/runtime.ts';
 
-const noop = () => {};
+export type { ReloadResult, StagedChange } from './runtime/reload-result.ts';
 
-/** What a reload did. */
-export interface ReloadResult {
-  readonly ok: boolean;
-  /** False when the config text was identical (nothing rebuilt) or the reload failed. */
-  readonly changed: boolean;
-  /** The config version serving after this reload. */
-  readonly version: string;
-  /** One line per problem, each naming its config path (empty when ok). */
-  readonly errors: readonly string[];
-  /** What triggered it: 'watch', 'SIGHUP', 'api' or 'call'. */
-  readonly trigger: string;
-}
+const noop = () => {};
 
 function errorLines(e: unknown): string[] {
   const errors = (e as { errors?: unknown }).errors;
   if (Array.isArray(errors) && errors.every((x) => typeof x === 'string') && errors.length > 0) return errors;
   return [(e as Error).message ?? String(e)];
-}
-
-/** A prepared change of something outside the engine: applied after the swap, or undone. */
-export interface StagedChange {
-  commit(): void;
-  abort(): Promise<void> | void;
 }
 
 /** Prepares the change `next` brings against `current` (throws, with a config path, to refuse it). */

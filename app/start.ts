@@ -21,7 +21,7 @@ import { capYoungGeneration, releaseYoungGeneration } from '../src/process/young
 import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
 import { installProcessPolicy } from './runtime/process-policy.ts';
 import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime/runtime.ts';

@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import { reportError } from '../app/exit.ts';
-import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain.ts';
+import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain/explain.ts';
 import { loadConfig } from '../app/load-config.ts';
 import { createLogger } from '../src/base/log.ts';
 import { defaultRandom } from '../src/base/random.ts';

@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { access, lstat, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { PEM_FILE, readUserText } from '../../src/base/safe-file.ts';
-import type { LoadedConfig } from '../load-config.ts';
+import type { LoadedConfig } from '../../src/panel/contract.ts';
 
 async function writable(path: string): Promise<boolean> {
   try {

@@ -25,7 +25,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminMode, BackendState } from '../../src/contracts/backend-registry.ts';
 import { type BackendEntry, isBackendLister } from '../../src/contracts/types.ts';
 import { slowStartWeight } from '../../src/routing/slow-start.ts';
-import type { AdminDeps } from './routes.ts';
+import { stateOf } from '../metrics/backend-states.ts';
+import type { AdminDeps } from './deps.ts';
 
 /** Largest weight an override may set (shared memory stores weight + 1 in an Int32). */
 export const MAX_WEIGHT = 1_000_000;
@@ -46,12 +47,6 @@ export class AdminError extends Error {
 
 function isoTime(ms: number): string | null {
   return ms === 0 ? null : new Date(ms).toISOString();
-}
-
-/** The state `/backends` reports: the admin mode when not `up`, else the health verdict. */
-export function stateOf(s: BackendState): 'up' | 'down' | AdminMode {
-  if (s.mode !== 'up') return s.mode;
-  return s.healthy ? 'up' : 'down';
 }
 
 /** The book's entries by backend id (the configured weight and slow start of each cluster). */

@@ -10,9 +10,9 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { channels } from '../../src/base/diagnostics.ts';
-import type { ReloadResult } from '../reload.ts';
+import type { ReloadResult } from '../runtime/reload-result.ts';
 import { backendsView } from './backend-control.ts';
-import type { AdminDeps } from './routes.ts';
+import type { AdminDeps } from './deps.ts';
 import { TrafficHistory } from './traffic.ts';
 
 /** Reloads remembered for the page. */

@@ -10,7 +10,7 @@
  * | GET    | /routes   | { version, routes }: the book's routing table, when it has one |
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
- * | GET    | /certificates | { certificates: [file + acme], acme: [per-name state] } (app/certificates.ts) |
+ * | GET    | /certificates | { certificates: [file + acme], acme: [per-name state] } (app/metrics/certificates.ts) |
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
  * | GET    | /         | the index of these endpoints (index.ts)                        |
  * | GET    | /config   | the effective config, secrets redacted (config-view.ts)        |
@@ -23,39 +23,15 @@
  * server.ts runs auth.ts's checks before any handler here, so the handlers never see a refused
  * request; a refusal is answered by `refuse()` below.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { RoutingTableSource } from '../../src/contracts/types.ts';
-import type { AcmeManager } from '../acme/manager.ts';
-import { certificatesReport } from '../certificates.ts';
-import type { Metrics } from '../metrics.ts';
-import type { Reloader } from '../reload.ts';
-import type { Runtime } from '../runtime/runtime.ts';
+import { certificatesReport } from '../metrics/certificates.ts';
 import type { Refusal } from './auth.ts';
 import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from './backend-control.ts';
 import { configView } from './config-view.ts';
-import type { Dashboard } from './dashboard.ts';
+import type { AdminDeps, Handler } from './deps.ts';
 import { indexOf } from './endpoints.ts';
 import { dataHandler, explainHandler, fileHandler, pageHandler, redirectHandler } from './ui-routes.ts';
-
-/** What the admin endpoints read. */
-export interface AdminDeps {
-  readonly runtime: Runtime;
-  readonly metrics: Metrics;
-  readonly reloader: Reloader;
-  /** True once listeners are bound and until shutdown begins. */
-  ready(): boolean;
-  /** The dashboard's state (traffic history, reloads); server.ts creates it. */
-  readonly dashboard?: Dashboard;
-  /** The ACME manager, when the router runs one. */
-  readonly acme?: AcmeManager | undefined;
-}
-
-type Handler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: AdminDeps,
-  params: Readonly<Record<string, string>>,
-) => void | Promise<void>;
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(status, {

@@ -24,14 +24,15 @@ import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../src/config/address.ts';
 import type { AdminConfig } from '../../src/config/schema.ts';
 import { listenError } from '../../src/listener/bind.ts';
-import type { StagedChange } from '../reload.ts';
+import type { StagedChange } from '../runtime/reload-result.ts';
 import { type AdminPolicy, adminToken, isLoopback, refusal } from './auth.ts';
 import { type AdminBounds, boundConnections, serverOptions } from './connection-bounds.ts';
 import { Dashboard } from './dashboard.ts';
-import { type AdminDeps, answerError, findRoute, refuse } from './routes.ts';
+import type { AdminDeps } from './deps.ts';
+import { answerError, findRoute, refuse } from './routes.ts';
 import { SHELL_PATHS } from './ui-routes.ts';
 
-export type { AdminDeps } from './routes.ts';
+export type { AdminDeps } from './deps.ts';
 
 /** A running admin listener. */
 export interface AdminServer {

@@ -3,7 +3,7 @@
  * router while the admin listener runs.
  *
  * 1. Once a second (an unref'd timer) `sample()` reads the cumulative counters the Prometheus
- *    registry already keeps (app/metrics.ts: connections ended by listener and result, HTTP/1
+ *    registry already keeps (app/metrics/metrics.ts: connections ended by listener and result, HTTP/1
  *    requests by product and cluster (`product/cluster`; `(no route)` for the router's own 404s), bytes by listener, open connections by listener) and the
  *    backend registry's per-backend connection totals, and stores the difference to the previous
  *    reading as one `Sample` of rates. Nothing is added to the hot path: the counters exist
@@ -13,7 +13,7 @@
  * 3. `since(t)` returns the samples newer than `t` (the page asks for what it lacks);
  *    `backendRate(id)` the latest connections-per-second of one backend.
  */
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { Runtime } from '../runtime/runtime.ts';
 
 /** Keys kept per group and sample; more are summed under `other`. */

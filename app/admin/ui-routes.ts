@@ -20,9 +20,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createLogger } from '../../src/base/log.ts';
 import { defaultRandom } from '../../src/base/random.ts';
 import { LocalRegistry } from '../../src/registry/local.ts';
-import { ExplainInputError, explainRoute, formatRouteExplanation } from '../explain.ts';
+import { ExplainInputError, explainRoute, formatRouteExplanation } from '../explain/explain.ts';
 import { AdminError, readJson } from './backend-control.ts';
-import type { AdminDeps } from './routes.ts';
+import type { AdminDeps } from './deps.ts';
 
 const DIR = new URL('./ui/', import.meta.url);
 

@@ -154,7 +154,7 @@ describe('traffic history', () => {
       { dir: await tempDir({ 'servers.yaml': '[]\n' }) },
     );
     try {
-      const { Metrics } = await import('../../app/metrics.ts');
+      const { Metrics } = await import('../../app/metrics/metrics.ts');
       const metrics = new Metrics(router.router.runtime, router.router.panel);
       const history = new TrafficHistory(metrics, router.router.runtime, { capacity: 3 });
       const requests = metrics.registry.getSingleMetric('switchboard_requests_total') as unknown as {

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { RouteExplanation } from '../../app/explain.ts';
+import type { RouteExplanation } from '../../app/explain/explain.ts';
 import { runCli } from '../harness/cli-run.ts';
 import { tempDir } from '../harness/router.ts';
 

@@ -16,12 +16,18 @@
  * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
  */
 import { isIP } from 'node:net';
-import type { ListenerConfig } from '../src/config/schema.ts';
-import { type AddressBook, type Candidates, isRefusal, type Operator, type Request } from '../src/contracts/types.ts';
-import { parseAuthority } from '../src/peek/http1-host.ts';
-import { normalizePath } from '../src/peek/path.ts';
-import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../src/request/client-ip.ts';
-import { createRequest } from '../src/request/request.ts';
+import type { ListenerConfig } from '../../src/config/schema.ts';
+import {
+  type AddressBook,
+  type Candidates,
+  isRefusal,
+  type Operator,
+  type Request,
+} from '../../src/contracts/types.ts';
+import { parseAuthority } from '../../src/peek/http1-host.ts';
+import { normalizePath } from '../../src/peek/path.ts';
+import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../../src/request/client-ip.ts';
+import { createRequest } from '../../src/request/request.ts';
 
 /** The request to explain. `host` (HTTP) or `sni` (TLS passthrough) or both (terminated TLS). */
 export interface ExplainInput {

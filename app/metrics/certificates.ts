@@ -9,9 +9,9 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { channels } from '../src/base/diagnostics.ts';
-import type { AcmeManager, AcmeNameStatus } from './acme/manager.ts';
-import type { Runtime } from './runtime/runtime.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { AcmeManager, AcmeNameStatus } from '../acme/manager.ts';
+import type { Runtime } from '../runtime/runtime.ts';
 
 /** One served certificate. */
 export interface CertificateInfo {

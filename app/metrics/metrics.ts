@@ -10,7 +10,7 @@
  *    from prom-client's default collectors, into this router's own registry (only the main
  *    thread has one: the worker panel's threads forward events, they register nothing).
  * 4. Per backend, where the panel frames requests (per-request routing, the http2 panel): one
- *    cheap count per request end (backend-metrics.ts), labelled by the cluster and backend id
+ *    cheap count per request end (backend-requests.ts), labelled by the cluster and backend id
  *    from the config and the result code (bounded sets).
  * 5. `close()` unsubscribes every channel.
  *
@@ -20,14 +20,14 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { channels } from '../src/base/diagnostics.ts';
-import type { AccessRecord } from '../src/base/log.ts';
-import type { Panel, Request } from '../src/contracts/types.ts';
-import { countsListeners } from '../src/panel/capabilities.ts';
-import { backendStateGauges } from './admin/backend-metrics.ts';
-import { BackendRequestMetrics } from './backend-metrics.ts';
+import { channels } from '../../src/base/diagnostics.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
+import type { Panel, Request } from '../../src/contracts/types.ts';
+import { countsListeners } from '../../src/panel/capabilities.ts';
+import type { Runtime } from '../runtime/runtime.ts';
+import { BackendRequestMetrics } from './backend-requests.ts';
+import { backendStateGauges } from './backend-states.ts';
 import { registerCertificateMetrics } from './certificates.ts';
-import type { Runtime } from './runtime/runtime.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 

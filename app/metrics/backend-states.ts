@@ -1,5 +1,5 @@
 /**
- * The metrics of the backends' admin state (backend-control.ts), registered by app/metrics.ts:
+ * The metrics of the backends' admin state (app/admin/backend-control.ts), registered by metrics.ts:
  *
  * - `switchboard_backend_state{backend, state}`: 1 for the state `/backends` reports (up, down,
  *   draining, disabled), 0 for the other three, so `switchboard_backend_state{state="draining"} == 1`
@@ -8,10 +8,15 @@
  *   that have one.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
-import { stateOf } from './backend-control.ts';
+import type { AdminMode, BackendRegistry, BackendState } from '../../src/contracts/backend-registry.ts';
 
 const STATES = ['up', 'down', 'draining', 'disabled'] as const;
+
+/** The state `/backends` reports: the admin mode when not `up`, else the health verdict. */
+export function stateOf(s: BackendState): 'up' | 'down' | AdminMode {
+  if (s.mode !== 'up') return s.mode;
+  return s.healthy ? 'up' : 'down';
+}
 
 /** Registers the two gauges on `registers`, read from `registry` at each scrape. */
 export function backendStateGauges(registers: Registry[], registry: BackendRegistry): void {
