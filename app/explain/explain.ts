@@ -28,6 +28,7 @@ import { parseAuthority } from '../../src/peek/http1-host.ts';
 import { normalizePath } from '../../src/peek/path.ts';
 import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../../src/request/client-ip.ts';
 import { createRequest } from '../../src/request/request.ts';
+import { pickFirst } from '../../src/upstream/attempts.ts';
 
 /** The request to explain. `host` (HTTP) or `sni` (TLS passthrough) or both (terminated TLS). */
 export interface ExplainInput {
@@ -267,7 +268,7 @@ export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteE
       reason: steps?.reason ?? 'the address book found no candidates (findAddresses returned nothing)',
     };
   }
-  const jack = engine.operator.findJack(request, candidates, { number: 1, failed: new Set(), subclusters: [] });
+  const jack = pickFirst(request, candidates, engine.operator);
   const refused = isRefusal(jack) ? jack.refused : undefined;
   return {
     request: shown,

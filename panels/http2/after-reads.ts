@@ -2,7 +2,7 @@
  * Runs callbacks once the I/O of the current event-loop turn was handled: one `setImmediate`
  * for every callback queued in that turn (not one each), in the order they were queued.
  *
- * forward.ts holds an upstream response head here so that what the same reads brought after it
+ * stream-forward.ts holds an upstream response head here so that what the same reads brought after it
  * (the whole body, the end of the stream, trailer fields) is known before the head is passed on:
  * a response that is already complete without trailers is then sent without `waitForTrailers`
  * (no 'wantTrailers' round, no `sendTrailers`, no `setImmediate` of node's per stream).

@@ -1,5 +1,5 @@
 /**
- * The client side of one stream, behind one small interface so that stream.ts, forward.ts and
+ * The client side of one stream, behind one small interface so that stream.ts, stream-forward.ts and
  * errors.ts are written once for both kinds of client:
  *
  *   H2Down  an HTTP/2 stream of node:http2's core API (`'stream'` event): no compat

@@ -1,7 +1,7 @@
 /**
  * One request/response exchange with a backend, the same shape whether the backend speaks
  * HTTP/2 (a stream on a pooled session) or HTTP/1.1 (a request on a keep-alive connection).
- * `forward.ts` pipes the client's body into `body` and the response into the client with
+ * `stream-forward.ts` pipes the client's body into `body` and the response into the client with
  * backpressure; nothing is buffered beyond the streams' own high-water marks.
  */
 import type { Readable, Writable } from 'node:stream';

@@ -13,23 +13,24 @@
  * it (`client`, private-keys.ts).
  */
 import type { Socket } from 'node:net';
-import { type Candidates, isRefusal, type Operator } from '../../src/contracts/types.ts';
+import { type Candidates, isRefusal, type Jack, type Refusal } from '../../src/contracts/types.ts';
 import type { Engine, PanelRuntime } from '../../src/panel/contract.ts';
 import {
   type DialPlan,
+  isUpstreamFailure,
+  judgesByResponse,
   type Opened,
+  pickFirst,
   poolKey,
+  proxyHeaderFor,
   tlsOptions,
   tryJacks,
   type UpstreamFailure,
 } from '../../src/upstream/index.ts';
-import { isProxyOutRefused, proxyHeaderFor } from '../../src/upstream/proxy-out.ts';
 import type { Exchange } from './exchange.ts';
 import type { Routed } from './stream-request.ts';
 import type { H1Pool } from './upstream-h1.ts';
 import type { ClientWatch, H2Pool } from './upstream-h2.ts';
-
-const NO_FAILED: ReadonlySet<string> = new Set();
 
 /** The pools and runtime an exchange is opened with. */
 export interface UpstreamPools {
@@ -58,16 +59,16 @@ export function openExchange(
   const { protocol } = policy;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
   // A value of the request the header cannot carry: refused before any backend is dialled.
-  if (isProxyOutRefused(proxyHeader)) return { result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason };
+  if (isUpstreamFailure(proxyHeader)) return proxyHeader;
   const { operator } = engine;
-  let replay: Operator = operator;
+  let first: Jack | Refusal | undefined;
   // What the first attempt's immediate open threw: tryJacks gets it as that attempt's outcome.
   let early: { readonly error: unknown } | undefined;
   if (protocol !== 'http1') {
     // The first attempt on a settled h2 session needs no promise: the stream opens now. Else
-    // tryJacks runs as usual, its first findJack answered with this same pick (one pick per
-    // attempt, so round-robin and the like advance exactly as before).
-    const first = operator.findJack(request, candidates, { number: 1, failed: NO_FAILED, subclusters: [] });
+    // tryJacks runs as usual, starting with this same pick (one pick per attempt, so round-robin
+    // and the like advance exactly as before).
+    first = pickFirst(request, candidates, operator);
     if (!isRefusal(first)) {
       const owner = policy.proxyProtocol === 'off' ? undefined : client;
       const tls = tlsOptions(engine.tls.upstream, candidates, first.backend.host, protocol, protocol === 'h2');
@@ -79,17 +80,17 @@ export function openExchange(
         early = { error };
       }
     }
-    replay = { findJack: (r, c, a) => (a.number === 1 ? first : operator.findJack(r, c, a)) };
   }
   const connectTimeout = engine.limits.connectTimeout;
-  return tryJacks(request, candidates, replay, (jack, attempt) => {
+  const judgedByResponse = judgesByResponse(policy);
+  const opener = (jack: Jack, attempt: number): Promise<Exchange> => {
     if (attempt === 1 && early !== undefined) return Promise.reject(early.error);
     const { backend } = jack;
     const tls = tlsOptions(engine.tls.upstream, candidates, backend.host, protocol, protocol === 'h2');
     const plan: DialPlan = {
       host: pools.runtime,
       cluster: candidates.cluster,
-      judgedByResponse: (policy.outlierStatus ?? '') !== '',
+      judgedByResponse,
       connectTimeout,
       tls,
       proxyHeader,
@@ -106,5 +107,6 @@ export function openExchange(
           watch,
           maxSessions: engine.limits.maxUpstreamSessionsPerBackend,
         });
-  });
+  };
+  return tryJacks(request, candidates, operator, opener, first);
 }

@@ -17,28 +17,27 @@
  * 4. Router errors answer per DESIGN's table (errors.ts); every stream writes one access line.
  *
  * A stream's state is one object (`Stream`) whose methods are what were closures per stream
- * (the access line, refusals, the open's outcome); forwarding is forward.ts.
+ * (the access line, refusals, the open's outcome); forwarding is stream-forward.ts.
  */
 
 import type { Http2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
-import { channels } from '../../src/base/diagnostics.ts';
-import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
+import { isPeerError, isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
-import { outlierStatusFor } from '../../src/config/outlier-status.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import type { Candidates } from '../../src/contracts/types.ts';
+import { describeRequest, endRecord, logRequest } from '../../src/data-path/access-record.ts';
 import { clientOf } from '../../src/listener/pipeline.ts';
 import type { PanelRuntime } from '../../src/panel/contract.ts';
 import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
-import type { Opened, UpstreamFailure } from '../../src/upstream/index.ts';
+import { isUpstreamFailure, type Opened, responseJudgeFor, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { type AfterReads, afterReads } from './after-reads.ts';
 import type { Down, H2Down } from './down.ts';
 import { abortBroken, H2_INTERNAL_ERROR, isGrpc, recordAnswer, respondError } from './errors.ts';
 import { type Exchange, H2_CANCEL } from './exchange.ts';
-import { Forwarding, type StreamLog } from './forward.ts';
 import { openExchange, type UpstreamPools } from './open-exchange.ts';
 import { resetBudgetOf } from './resets.ts';
+import { Forwarding, type StreamLog } from './stream-forward.ts';
 import { type Routed, routeView } from './stream-request.ts';
 import type { ClientWatch } from './upstream-h2.ts';
 
@@ -69,7 +68,6 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
   readonly #started = performance.now();
   readonly #grpc: boolean;
   #logged = false;
-  #candidates: Candidates | undefined = undefined;
   #exchange: Exchange | undefined = undefined;
   #clientGone = false;
   /** The client's HTTP/2 session (a destroyed stream no longer names it). */
@@ -101,12 +99,8 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
       const socket = this.#down.socket;
       record.client = socket === undefined ? 'unknown' : clientOf(socket);
     }
-    record.result = result;
-    if (status !== undefined && status > 0) record.status = status;
-    if (reason !== undefined) record.reason = reason;
-    record.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    this.#ctx.runtime.accessLog(record);
-    if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
+    endRecord(record, this.#started, result, status, reason);
+    logRequest(record, this.#ctx.runtime.accessLog);
     if (CLIENT_ENDED.has(result)) this.#countReset();
   }
 
@@ -173,17 +167,12 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
         routed = routeView(down, ctx.listener);
       } catch (e) {
         if (!isSwitchboardError(e)) throw e;
-        const result = (e as { result?: ResultCode }).result ?? 'bad_request';
-        this.#refuse(result, e.message);
+        this.#refuse(isPeerError(e) ? e.result : 'bad_request', e.message);
         return;
       }
       const { request } = routed;
       const record = this.record;
-      // The client as routing saw it: the PROXY source or a trusted forwarded address, when given.
-      record.client = `${request.clientIp}:${request.clientPort}`;
-      record.host = request.host;
-      if (request.path !== undefined) record.path = request.path;
-      if (request.method !== undefined) record.method = request.method;
+      describeRequest(record, request);
 
       // The decision every panel makes (src/routing/route.ts); CONNECT was refused by routeView already.
       const candidates = decideRoute(engine, ctx.listener, request, record);
@@ -191,7 +180,6 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
         this.#refuse(candidates.refused, candidates.reason);
         return;
       }
-      this.#candidates = candidates;
 
       // Pause until an exchange exists, so nothing of the body is read (or lost) before then.
       if (down.bodyLength !== 0 || !down.h2) down.body.pause();
@@ -207,12 +195,12 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
         pending
           .then((result) => {
             down.offClose(onEarlyClose);
-            this.#opened(result);
+            this.#opened(result, candidates);
           })
           .catch((err) => this.#failed(err));
       } else {
         try {
-          this.#opened(pending);
+          this.#opened(pending, candidates);
         } catch (err) {
           this.#failed(err);
         }
@@ -223,10 +211,10 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
     }
   }
 
-  #opened(result: Opened<Exchange> | UpstreamFailure): void {
+  #opened(result: Opened<Exchange> | UpstreamFailure, candidates: Candidates): void {
     const record = this.record;
     record.attempts = result.attempts;
-    if ('result' in result) {
+    if (isUpstreamFailure(result)) {
       if (this.clientGone()) this.log('client_closed', undefined, result.reason);
       else this.#refuse(result.result, result.reason);
       return;
@@ -238,27 +226,16 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
       this.log('client_closed', undefined, 'client went away while connecting');
       return;
     }
-    // Cluster `outlierStatus`: the response status feeds passive health (src/config/outlier-status.ts).
-    const candidates = this.#candidates as Candidates;
-    const outlier = outlierStatusFor(candidates.policy.outlierStatus);
-    const { id } = result.jack.backend;
-    const { runtime } = this.#ctx;
-    const judge =
-      outlier === undefined
-        ? undefined
-        : (status: number) => {
-            if (outlier.matches(status)) runtime.registry.responseFailed(id, candidates.cluster);
-            else runtime.registry.responseSucceeded(id, candidates.cluster);
-          };
+    // Cluster `outlierStatus`: the response status feeds passive health (src/upstream/outlier-judge.ts).
+    const judge = responseJudgeFor(candidates, result.jack.backend.id, this.#ctx.runtime.registry);
     new Forwarding(this.#down, result.value, this, this.#grpc, judge).start();
   }
 
   #failed(err: unknown): void {
     const down = this.#down;
     // The client's head could not be sent (panels/http2/upstream-h2.ts): its answer, not a bug.
-    const result = isSwitchboardError(err) ? (err as { result?: ResultCode }).result : undefined;
-    if (result !== undefined && this.#exchange === undefined && !down.headersSent) {
-      this.#refuse(result, (err as Error).message);
+    if (isPeerError(err) && this.#exchange === undefined && !down.headersSent) {
+      this.#refuse(err.result, err.message);
       return;
     }
     this.#ctx.runtime.logger.error({ err }, 'http2 stream failed (internal error): resetting it');

@@ -30,13 +30,12 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
-import { channels } from '../../src/base/diagnostics.ts';
 import type { ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import { MemberList } from '../../src/base/member-list.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
+import { logRequest, millisSince } from '../../src/data-path/access-record.ts';
 import { answer, statusOf } from '../../src/data-path/answer.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { clientOf, connectionOf } from '../../src/listener/pipeline.ts';
@@ -86,7 +85,7 @@ interface Servers {
 /** Milliseconds since the pipeline accepted the connection of `socket` (µs precision), 0 if unknown. */
 function durationOf(socket: Socket): number {
   const c = connectionOf(socket);
-  return c === undefined ? 0 : Math.round((performance.now() - c.acceptedAt) * 1000) / 1000;
+  return c === undefined ? 0 : millisSince(c.acceptedAt);
 }
 
 /** The socket a handler got has closed: the pipeline's slot goes back. */
@@ -312,8 +311,7 @@ export class StreamServers implements StreamRouter {
       reason,
     };
     if (status > 0) record.status = status;
-    this.#runtime.accessLog(record);
-    if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
+    logRequest(record, this.#runtime.accessLog);
   }
 
   /** Shutdown, step 1: GOAWAY to every client session, idle HTTP/1.1 sockets closed. */

@@ -18,7 +18,7 @@
  *    at once. A session that errors, receives GOAWAY, closes or runs out of stream ids leaves
  *    the group immediately, so the next stream takes another or dials a new one; the streams
  *    in flight on a lost session fail (exchange `failed` with code 0, "upstream connection
- *    lost"), which forward.ts answers 502 / gRPC UNAVAILABLE.
+ *    lost"), which stream-forward.ts answers 502 / gRPC UNAVAILABLE.
  * 4. While streams are open, a PING every `PING_INTERVAL_MS` that gets no answer within
  *    `PING_TIMEOUT_MS` destroys the session: a backend that vanished without a FIN (power loss,
  *    a dropped route) is noticed too.

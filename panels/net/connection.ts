@@ -20,12 +20,11 @@
  * h2c a GOAWAY, TLS and PROXY failures a close).
  */
 import type { Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
-import { channels } from '../../src/base/diagnostics.ts';
 import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import { h2cModeOf } from '../../src/config/schema.ts';
 import type { Request } from '../../src/contracts/types.ts';
+import { describeRequest, endRecord, logConnection } from '../../src/data-path/access-record.ts';
 import { type Answerable, answer, statusOf } from '../../src/data-path/answer.ts';
 import { BackendAckFilter } from '../../src/data-path/h2c-backend-acks.ts';
 import { SettingsAckFilter } from '../../src/data-path/h2c-settings-ack.ts';
@@ -40,7 +39,7 @@ import { type Peeked, peekThen } from '../../src/peek/peek.ts';
 import { clientAddressing } from '../../src/request/client-ip.ts';
 import { type RoutablePeek, requestFromPeek } from '../../src/request/from-peek.ts';
 import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
-import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import { isUpstreamFailure, openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { upgradeToH2c } from './h2c-upgrade.ts';
 import { perRequestStart, runPerRequest } from './per-request.ts';
 
@@ -67,14 +66,6 @@ interface Answered {
   readonly pings: Buffer[];
 }
 
-function describe(record: AccessRecord, request: Request): void {
-  record.protocol = request.protocol;
-  record.client = `${request.clientIp}:${request.clientPort}`;
-  record.host = request.host;
-  if (request.path !== undefined) record.path = request.path;
-  if (request.method !== undefined) record.method = request.method;
-}
-
 /**
  * Handles one connection of the listener pipeline to completion (its socket is the decrypted
  * stream on a terminating listener); `c.done()` runs once when it has fully closed. `handOver`
@@ -89,7 +80,7 @@ export function handleConnection(
   const started = c.acceptedAt;
   const record: AccessRecord = {
     listener: listener.name,
-    // Filled by describe() once the Request is built, or at the end from the connection's peer.
+    // Filled by describeRequest() once the Request is built, or at the end from the connection's peer.
     client: '',
     bytesIn: 0,
     bytesOut: 0,
@@ -99,15 +90,11 @@ export function handleConnection(
   let ended = false;
   const log = (result: string, status?: number, reason?: string, write = true) => {
     ended = true;
-    record.result = result;
-    if (status !== undefined && status > 0) record.status = status;
-    if (reason !== undefined) record.reason = reason;
-    record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    endRecord(record, started, result, status, reason);
     record.bytesIn = socket.bytesRead;
     record.bytesOut = socket.bytesWritten;
     if (record.client === '') record.client = clientText(c.ip, c.port);
-    if (write) runtime.accessLog(record);
-    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
+    logConnection(record, write ? runtime.accessLog : undefined);
     c.done();
   };
   /** Answers `code` and logs once the client socket has closed. */
@@ -137,7 +124,7 @@ export function handleConnection(
     if (err !== undefined) throw err;
     if (up === undefined) throw new Error('openUpstream settled without an outcome');
     record.attempts = up.attempts;
-    if ('result' in up) {
+    if (isUpstreamFailure(up)) {
       refuse(up.result, peeked.kind, up.reason);
       return;
     }
@@ -209,7 +196,8 @@ export function handleConnection(
       refuse('bad_request', peeked.kind, e.message, H2_ERROR.PROTOCOL_ERROR);
       return;
     }
-    describe(record, request);
+    record.protocol = request.protocol;
+    describeRequest(record, request);
 
     if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
       // Every request of the connection is routed on its own from here on (per-request.ts); the

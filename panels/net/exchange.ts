@@ -7,9 +7,9 @@
 // Imported rather than the global: `globalThis.performance` is a lazy accessor, so every read of
 // it goes through a generic global load (issue 18: two per request).
 import { performance } from 'node:perf_hooks';
-import { channels } from '../../src/base/diagnostics.ts';
-import type { AccessLog, AccessRecord } from '../../src/base/log.ts';
+import type { AccessRecord } from '../../src/base/log.ts';
 import type { Request } from '../../src/contracts/types.ts';
+import { endRecord, logRequest, type MaybeOffAccessLog } from '../../src/data-path/access-record.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 
 /** One request on the connection and the state of its response. */
@@ -25,7 +25,7 @@ export class Exchange {
   requestDone = false;
   responseDone = false;
   readonly #started = performance.now();
-  readonly #log: { readonly accessLog: AccessLog & { readonly off?: boolean } } | undefined;
+  readonly #log: { readonly accessLog: MaybeOffAccessLog } | undefined;
   #finished = false;
 
   /**
@@ -38,7 +38,7 @@ export class Exchange {
   constructor(
     listener: string,
     client: string,
-    log: { readonly accessLog: AccessLog & { readonly off?: boolean } } | undefined,
+    log: { readonly accessLog: MaybeOffAccessLog } | undefined,
     head?: Http1Head,
     request?: Request,
   ) {
@@ -59,17 +59,9 @@ export class Exchange {
   finish(result: string, status?: number, reason?: string): void {
     if (this.#finished) return;
     this.#finished = true;
-    const r = this.record;
-    r.result = result;
-    if (status !== undefined && status > 0) r.status = status;
-    if (reason !== undefined) r.reason = reason;
-    r.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    if (this.#log !== undefined) {
-      // Read at the end: a reload may have replaced the access log meanwhile.
-      const access = this.#log.accessLog;
-      if (access.off !== true) access({ ...r, line: 'request' });
-    }
-    if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record: r });
+    endRecord(this.record, this.#started, result, status, reason);
+    // The log is read at the end: a reload may have replaced the access log meanwhile.
+    logRequest(this.record, this.#log?.accessLog, 'request');
   }
 }
 

@@ -13,7 +13,7 @@
  * 2. While a response is awaited the client is still read into `pending`, up to maxHeaderBytes,
  *    then paused; a full upstream socket pauses the client until its 'drain'.
  */
-import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
+import { isPeerError, isSwitchboardError } from '../../src/base/errors.ts';
 import { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { releaseHeadScanner, takeHeadScanner } from '../../src/peek/scanner-spares.ts';
@@ -78,7 +78,7 @@ export function frame(d: PerRequestDriver, buf: Buffer, off: number, from: numbe
     } catch (e) {
       if (!isSwitchboardError(e)) throw e;
       // Everything read of a head that cannot be parsed belongs to it (bytesIn).
-      refuse(d, (e as { result?: ResultCode }).result ?? 'bad_request', e.message, view.length);
+      refuse(d, isPeerError(e) ? e.result : 'bad_request', e.message, view.length);
       return;
     }
     if (head === undefined) {

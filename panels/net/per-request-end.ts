@@ -12,9 +12,8 @@
  * 2. The client's own listeners end the exchange in flight with client_error, idle_timeout or
  *    client_closed before the connection ends.
  */
-import { performance } from 'node:perf_hooks';
-import { channels } from '../../src/base/diagnostics.ts';
 import { RESULT_STATUS, type ResultCode } from '../../src/base/errors.ts';
+import { endRecord, logConnection } from '../../src/data-path/access-record.ts';
 import { discardUpTo, endWithLinger, errorResponse, LINGER_BYTES, statusOf } from '../../src/data-path/answer.ts';
 import type { PanelRuntime } from '../../src/panel/contract.ts';
 import { Exchange } from './exchange.ts';
@@ -153,14 +152,10 @@ export function finish(d: PerRequestDriver): void {
   const result = d.result;
   const s = d.s;
   const r = s.connection;
-  r.result = result;
-  const status = result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined;
-  if (status !== undefined && status > 0) r.status = status;
-  r.durationMs = Math.round((performance.now() - s.conn.acceptedAt) * 1000) / 1000;
+  endRecord(r, s.conn.acceptedAt, result, result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined);
   r.bytesIn = s.client.bytesRead;
   r.bytesOut = s.client.bytesWritten;
-  if (!s.requestLines) s.runtime.accessLog(r);
-  if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record: r });
+  logConnection(r, s.requestLines ? undefined : s.runtime.accessLog);
   s.conn.done();
 }
 

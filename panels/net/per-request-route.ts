@@ -21,19 +21,22 @@
  *    (HAProxy's retry-on empty-response, conn-failure); any other request is answered 502.
  */
 import { isSwitchboardError } from '../../src/base/errors.ts';
-import { type Attempt, type Candidates, isRefusal, type Request } from '../../src/contracts/types.ts';
+import { type Candidates, isRefusal, type Request } from '../../src/contracts/types.ts';
 import { takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
-import { openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import {
+  isUpstreamFailure,
+  openUpstreamThen,
+  pickFirst,
+  type Upstream,
+  type UpstreamFailure,
+} from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestDriver, State } from './per-request.ts';
 import { flow, frame } from './per-request-client.ts';
 import { failed, refuse, requestLog } from './per-request-end.ts';
 import { linkKey, UpstreamLink } from './upstream-link.ts';
-import { firstPick } from './upstream-pool.ts';
-
-const FIRST_ATTEMPT: Attempt = Object.freeze({ number: 1, failed: new Set<string>(), subclusters: [] });
 
 /** Methods a request may be sent again for (RFC 9110 §9.2.2 idempotent methods). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
@@ -79,7 +82,7 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
     refuse(d, candidates.refused, candidates.reason, consumed);
     return -1;
   }
-  const pick = s.engine.operator.findJack(request, candidates, FIRST_ATTEMPT);
+  const pick = pickFirst(request, candidates, s.engine.operator);
   if (isRefusal(pick)) {
     refuse(d, pick.refused, `operator refused: ${pick.refused}`, consumed);
     return -1;
@@ -101,15 +104,24 @@ export function route(d: PerRequestDriver, head: Http1Head, view: Buffer, given?
   // Callbacks, no promise (issue 18: nothing async on the accept → connect path). One catch for
   // the pipeline's bug report and for `connected`: a throw in either (a broken invariant) closes
   // this connection and the socket that was opened for it; it never reaches the socket's handler.
-  openUpstreamThen(request, candidates, firstPick(engine.operator, pick), s.runtime, engine, 'frames', (err, up) => {
-    try {
-      if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
-      connected(d, up, request, candidates, view, consumed);
-    } catch (e) {
-      if (up !== undefined && 'socket' in up) up.socket.destroy();
-      failed(d, e);
-    }
-  });
+  openUpstreamThen(
+    request,
+    candidates,
+    engine.operator,
+    s.runtime,
+    engine,
+    'frames',
+    (err, up) => {
+      try {
+        if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
+        connected(d, up, request, candidates, view, consumed);
+      } catch (e) {
+        if (up !== undefined && !isUpstreamFailure(up)) up.socket.destroy();
+        failed(d, e);
+      }
+    },
+    pick,
+  );
   return -1;
 }
 
@@ -181,12 +193,12 @@ function connected(
   consumed: number,
 ): void {
   if (d.state !== 'connecting') {
-    if ('socket' in up) up.socket.destroy();
+    if (!isUpstreamFailure(up)) up.socket.destroy();
     return;
   }
   d.exchange!.record.attempts = up.attempts;
   if (d.first) d.s.connection.attempts = up.attempts;
-  if ('result' in up) {
+  if (isUpstreamFailure(up)) {
     refuse(d, up.result, up.reason, consumed);
     return;
   }
@@ -218,7 +230,7 @@ export function retry(d: PerRequestDriver, replay: Replay): void {
       if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
       reconnected(d, up, replay);
     } catch (e) {
-      if (up !== undefined && 'socket' in up) up.socket.destroy();
+      if (up !== undefined && !isUpstreamFailure(up)) up.socket.destroy();
       failed(d, e);
     }
   });
@@ -227,12 +239,12 @@ export function retry(d: PerRequestDriver, replay: Replay): void {
 /** The retry's connection is up (or refused): the kept request is written, its response awaited. */
 function reconnected(d: PerRequestDriver, up: Upstream | UpstreamFailure, replay: Replay): void {
   if (d.state !== 'connecting') {
-    if ('socket' in up) up.socket.destroy();
+    if (!isUpstreamFailure(up)) up.socket.destroy();
     return;
   }
   const ex = d.exchange!;
   ex.record.attempts = (ex.record.attempts ?? 1) + up.attempts;
-  if ('result' in up) {
+  if (isUpstreamFailure(up)) {
     refuse(d, up.result, up.reason);
     return;
   }

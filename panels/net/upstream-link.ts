@@ -18,21 +18,22 @@
  *    the end of a response: the driver then opens a new connection for the next request (after
  *    `Connection: close` or a close-delimited body the client was told the connection ends, so
  *    the driver closes it instead).
- * 4. An outlier status (cluster `outlierStatus`) is reported to the registry as a failure; any
- *    other final status breaks the failure streak. The response is forwarded either way.
+ * 4. Each final status is judged by the cluster's `outlierStatus` (src/upstream/outlier-judge.ts:
+ *    a match is reported to the registry as a failure, any other status breaks the failure
+ *    streak). The response is forwarded either way.
  * 5. Reads come into reused buffers (src/data-path/own-reads.ts): a partial head held for the next read,
  *    and a write to the client that waits, keep the buffer they refer to; a tunnel's bytes are
  *    held between `detach` and the splice that takes the socket over.
  */
 import type { Socket } from 'node:net';
 import { isSwitchboardError } from '../../src/base/errors.ts';
-import { type OutlierStatus, outlierStatusFor } from '../../src/config/outlier-status.ts';
 import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
 import type { Candidates, ClusterPolicy, Jack, Request } from '../../src/contracts/types.ts';
 import { hasOwnReads, keep, releaseReads, takeReads } from '../../src/data-path/own-reads.ts';
 import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
 import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
 import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
+import { type ResponseJudge, responseJudgeFor } from '../../src/upstream/outlier-judge.ts';
 
 /** Why a busy link stopped before its response was complete. */
 export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 'idle_timeout';
@@ -93,7 +94,8 @@ export class UpstreamLink {
   quiet = 0;
   readonly #settings: LinkSettings;
   readonly #owner: LinkOwner;
-  readonly #outlier: OutlierStatus | undefined;
+  /** Undefined when the cluster has no `outlierStatus`. */
+  readonly #judge: ResponseJudge | undefined;
   /** The scanner of a response head split across reads (scanner-spares.ts: none between heads). */
   #scanner: Http1ResponseScanner | undefined;
   #method: string | undefined;
@@ -103,8 +105,6 @@ export class UpstreamLink {
   #body: BodyTracker | undefined;
   #gone = false;
   #waitingDrain = false;
-  /** The cluster the link was opened for (outlier verdicts are per cluster and backend). */
-  readonly #cluster: string;
 
   constructor(
     socket: Socket,
@@ -116,12 +116,10 @@ export class UpstreamLink {
   ) {
     this.socket = socket;
     this.jack = jack;
-    const { policy } = candidates;
-    this.#cluster = candidates.cluster;
-    this.key = linkKey(jack.backend.id, policy, request);
+    this.key = linkKey(jack.backend.id, candidates.policy, request);
     this.#settings = settings;
     this.#owner = owner;
-    this.#outlier = outlierStatusFor(policy.outlierStatus);
+    this.#judge = responseJudgeFor(candidates, jack.backend.id, settings.registry);
     (socket as LinkSocket)[kLink] = this;
     if (hasOwnReads(socket)) takeReads(socket, linkChunk);
     else socket.on('data', linkData);
@@ -238,10 +236,7 @@ export class UpstreamLink {
   }
 
   #sawHead(status: number): void {
-    if (this.#outlier !== undefined && status >= 200) {
-      if (this.#outlier.matches(status)) this.#settings.registry.responseFailed(this.jack.backend.id, this.#cluster);
-      else this.#settings.registry.responseSucceeded(this.jack.backend.id, this.#cluster);
-    }
+    this.#judge?.judge(status);
     this.#owner.responseHead(this, status);
   }
 

@@ -10,10 +10,9 @@
  *    elsewhere. At most `max` links stay idle (`limits.maxIdleUpstreamsPerConnection`): parking
  *    one more closes the least recently used, so a client connection holds at most `max` idle
  *    upstream descriptors plus its current (or connecting) one, the budget src/process/nofile.ts checks.
- * 2. New connections go through src/upstream/ `openUpstreamThen`; `firstPick` makes its first
- *    attempt use the jack the driver already picked, so `findJack` runs once per attempt.
+ * 2. New connections go through src/upstream/ `openUpstreamThen`, handed the jack the driver
+ *    already picked (`pickFirst`) as attempt 1, so `findJack` runs once per attempt.
  */
-import type { Attempt, Candidates, Jack, Operator, Request } from '../../src/contracts/types.ts';
 import type { UpstreamLink } from './upstream-link.ts';
 
 /** What the pool needs of a link (UpstreamLink). */
@@ -86,16 +85,4 @@ export class UpstreamPool<L extends PooledLink = UpstreamLink> {
     this.#idle.clear();
     for (const link of links) link.destroy();
   }
-}
-
-/**
- * The engine's operator, except that attempt 1 returns `first`: the driver already picked it to
- * see whether a current or pooled link serves, so `openUpstreamThen` (src/upstream/, retries and
- * upstream TLS included) connects exactly that backend and asks `findJack` only for retries.
- */
-export function firstPick(operator: Operator, first: Jack): Operator {
-  return {
-    findJack: (request: Request, candidates: Candidates, attempt: Attempt) =>
-      attempt.number === 1 ? first : operator.findJack(request, candidates, attempt),
-  };
 }

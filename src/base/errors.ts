@@ -64,8 +64,16 @@ export class SwitchboardError extends Error {
   }
 }
 
+/** An error made by `peerError`: bad bytes from a peer, with the wire result the router answers. */
+export type PeerError = SwitchboardError & { readonly result: ResultCode };
+
+/** True for an error made by `peerError`: its `result` is the router's answer to the peer. */
+export function isPeerError(e: unknown): e is PeerError {
+  return e instanceof SwitchboardError && typeof (e as Partial<PeerError>).result === 'string';
+}
+
 /** The error for a wire result code: `peerError('bad_request', 'http1: bare LF at byte 14')`. */
-export function peerError(result: ResultCode, message: string): SwitchboardError & { result: ResultCode } {
+export function peerError(result: ResultCode, message: string): PeerError {
   const e = new SwitchboardError(`SWB_ERR_${result.toUpperCase()}` as ErrorCode, message) as SwitchboardError & {
     result: ResultCode;
   };

@@ -10,13 +10,13 @@
  * promise, and no closure per connection unless a PROXY header is expected.
  */
 import type { Server, Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { REFUSED } from '../admission/admission.ts';
 import { arm, Deadline, disarm } from '../base/deadline.ts';
 import { channels } from '../base/diagnostics.ts';
 import type { AccessRecord } from '../base/log.ts';
 import { MemberList } from '../base/member-list.ts';
 import type { ListenerConfig } from '../config/schema.ts';
+import { logConnection, millisSince } from '../data-path/access-record.ts';
 import { LINGER_MS } from '../data-path/answer.ts';
 import type { PanelRuntime } from '../panel/contract.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
@@ -356,13 +356,12 @@ export class ListenerPipeline implements PipelineSteps {
       client,
       bytesIn: c.raw.bytesRead,
       bytesOut: c.raw.bytesWritten,
-      durationMs: Math.round((performance.now() - c.acceptedAt) * 1000) / 1000,
+      durationMs: millisSince(c.acceptedAt),
       result,
       reason,
     };
     if (protocol !== undefined) record.protocol = protocol;
-    this.#runtime.accessLog(record);
-    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
+    logConnection(record, this.#runtime.accessLog);
     c.done();
   }
 
@@ -389,7 +388,6 @@ export class ListenerPipeline implements PipelineSteps {
       durationMs: 0,
       result,
     };
-    this.#runtime.accessLog(record);
-    if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
+    logConnection(record, this.#runtime.accessLog);
   }
 }

@@ -13,6 +13,11 @@
  * descriptors ends the attempts with `overloaded`: every retry would fail the same way.
  * Each try (and an operator refusal) is published on `switchboard:upstream:attempt` while
  * someone subscribes (the debug log, app/route-debug.ts): one property read otherwise.
+ *
+ * The loop owns attempt numbering and the attempt-1 object (`FIRST_ATTEMPT`). A panel that must
+ * see the first pick before anything opens (is a current or pooled connection to that backend
+ * there already?) makes it with `pickFirst` and hands it in as `first`: the loop then asks
+ * `findJack` only for retries, so round-robin and the like advance once per attempt.
  */
 
 import { channels } from '../base/diagnostics.ts';
@@ -23,6 +28,7 @@ import {
   isRefusal,
   type Jack,
   type Operator,
+  type Refusal,
   type Request,
 } from '../contracts/types.ts';
 import { ConnectError } from './connect.ts';
@@ -42,6 +48,11 @@ export interface UpstreamFailure {
   readonly reason: string;
 }
 
+/** True when an upstream outcome (or a PROXY-out header, proxy-out.ts) is a failure rather than a value. */
+export function isUpstreamFailure<T extends object>(x: T | UpstreamFailure | undefined): x is UpstreamFailure {
+  return x !== undefined && !Buffer.isBuffer(x) && 'result' in x;
+}
+
 /**
  * Opens `T` on the chosen jack; rejects with ConnectError when nothing was sent to the backend
  * (any other rejection is a bug and propagates).
@@ -52,18 +63,30 @@ export type OpenOn<T> = (jack: Jack, attempt: number) => Promise<T>;
 export type OpenThen<T> = (jack: Jack, attempt: number, done: (err: unknown, value: T | undefined) => void) => void;
 
 /** The first attempt of every request: nothing failed yet (frozen, shared). */
-const FIRST_ATTEMPT: Attempt = Object.freeze({
+export const FIRST_ATTEMPT: Attempt = Object.freeze({
   number: 1,
   failed: Object.freeze(new Set<string>()) as ReadonlySet<string>,
   subclusters: Object.freeze([]) as readonly string[],
 });
 
-/** Runs the findJack loop for `request` within the cluster's retry budget. */
+/**
+ * The first pick for `request` (attempt 1), for a caller that must see it before the loop runs;
+ * handed to `tryJacks` / `tryJacksThen` as `first`. Throws what `findJack` throws.
+ */
+export function pickFirst(request: Request, candidates: Candidates, operator: Operator): Jack | Refusal {
+  return operator.findJack(request, candidates, FIRST_ATTEMPT);
+}
+
+/**
+ * Runs the findJack loop for `request` within the cluster's retry budget; `first`: attempt 1's
+ * pick when the caller made it already (`pickFirst`).
+ */
 export function tryJacks<T>(
   request: Request,
   candidates: Candidates,
   operator: Operator,
   open: OpenOn<T>,
+  first?: Jack | Refusal,
 ): Promise<Opened<T> | UpstreamFailure> {
   return new Promise((resolve, reject) =>
     tryJacksThen<T>(
@@ -84,6 +107,7 @@ export function tryJacks<T>(
         );
       },
       (err, outcome) => (err === undefined ? resolve(outcome!) : reject(err)),
+      first,
     ),
   );
 }
@@ -91,7 +115,7 @@ export function tryJacks<T>(
 /**
  * `tryJacks` with callbacks (the per-connection hot path: no promise, no async frame). `done`
  * runs once: with the outcome, or with an error that is not a ConnectError (a bug: an opener's,
- * or what `findJack` threw).
+ * or what `findJack` threw). `first`: attempt 1's pick when the caller made it already.
  */
 export function tryJacksThen<T>(
   request: Request,
@@ -99,6 +123,7 @@ export function tryJacksThen<T>(
   operator: Operator,
   open: OpenThen<T>,
   done: (err: unknown, outcome: Opened<T> | UpstreamFailure | undefined) => void,
+  first?: Jack | Refusal,
 ): void {
   const budget = 1 + candidates.policy.retries + candidates.policy.crossRetries;
   // Made on the first failure: most connections never retry (FIRST_ATTEMPT is shared).
@@ -116,12 +141,15 @@ export function tryJacksThen<T>(
       failed === undefined || subclusters === undefined ? FIRST_ATTEMPT : { number, failed, subclusters };
     // Plugin code: a throw is a bug, reported through `done` like an opener's. A retry's pick runs
     // inside the failed connect's callback, where a throw would end the process (issue 17).
-    let pick: ReturnType<Operator['findJack']>;
-    try {
-      pick = operator.findJack(request, candidates, attempt);
-    } catch (e) {
-      done(e, undefined);
-      return;
+    let pick: Jack | Refusal;
+    if (number === 1 && first !== undefined) pick = first;
+    else {
+      try {
+        pick = operator.findJack(request, candidates, attempt);
+      } catch (e) {
+        done(e, undefined);
+        return;
+      }
     }
     if (isRefusal(pick)) {
       if (channels.upstreamAttempt.hasSubscribers) {

@@ -8,11 +8,12 @@
  * socket closes: callers never report it.
  */
 import type { Socket } from 'node:net';
-import type { Candidates, Jack, Operator, Request } from '../contracts/types.ts';
+import type { Candidates, Jack, Operator, Refusal, Request } from '../contracts/types.ts';
 import type { Engine } from '../panel/contract.ts';
-import { tryJacksThen, type UpstreamFailure } from './attempts.ts';
+import { isUpstreamFailure, tryJacksThen, type UpstreamFailure } from './attempts.ts';
 import { dialThen, type UpstreamHost } from './dial.ts';
-import { isProxyOutRefused, proxyHeaderFor } from './proxy-out.ts';
+import { judgesByResponse } from './outlier-judge.ts';
+import { proxyHeaderFor } from './proxy-out.ts';
 import { tlsOptions } from './tls-options.ts';
 
 export type { UpstreamFailure } from './attempts.ts';
@@ -30,7 +31,8 @@ export interface Upstream {
  * (per-connection routing) or `frames` (per-request routing: the caller reads and reports every
  * response status, so a cluster's `outlierStatus` judges the backend by responses rather than by
  * connects). Either reader takes each read as it comes, so a plain TCP upstream reads into
- * reused buffers (src/data-path/own-reads.ts). Callbacks, no
+ * reused buffers (src/data-path/own-reads.ts). `first`: attempt 1's pick when the caller made it
+ * already (`pickFirst`, attempts.ts). Callbacks, no
  * promise (issue 18: from accept to the first write without an async frame): `done` runs once,
  * with the outcome or with a bug (not a ConnectError).
  */
@@ -42,16 +44,17 @@ export function openUpstreamThen(
   engine: Pick<Engine, 'limits' | 'tls'>,
   use: 'splice' | 'frames',
   done: (err: unknown, outcome: Upstream | UpstreamFailure | undefined) => void,
+  first?: Jack | Refusal,
 ): void {
   const { policy } = candidates;
   const proxyHeader = proxyHeaderFor(policy.proxyProtocol, request);
   // A value of the request the header cannot carry: refused before any backend is dialled.
-  if (isProxyOutRefused(proxyHeader)) {
-    done(undefined, { result: proxyHeader.result, attempts: 0, reason: proxyHeader.reason });
+  if (isUpstreamFailure(proxyHeader)) {
+    done(undefined, proxyHeader);
     return;
   }
   const connectTimeout = engine.limits.connectTimeout;
-  const judgedByResponse = use === 'frames' && (policy.outlierStatus ?? '') !== '';
+  const judgedByResponse = use === 'frames' && judgesByResponse(policy);
   tryJacksThen<Socket>(
     request,
     candidates,
@@ -74,8 +77,9 @@ export function openUpstreamThen(
       ),
     (err, opened) => {
       if (err !== undefined || opened === undefined) done(err, undefined);
-      else if ('result' in opened) done(undefined, opened);
+      else if (isUpstreamFailure(opened)) done(undefined, opened);
       else done(undefined, { socket: opened.value, jack: opened.jack, attempts: opened.attempts });
     },
+    first,
   );
 }

@@ -8,27 +8,24 @@
  * 1 MiB) is refused with 431 `header_too_large` before anything is dialled, never sent without
  * it (a backend that reads AUTHORITY would silently apply its no-authority default) and never
  * thrown. An endpoint that is not an address refuses the request with 400 `bad_request`.
+ *
+ * The refusal is the upstream pipeline's failure with 0 attempts (`isUpstreamFailure`): every
+ * opener hands it on as its outcome, the way a failed connect is.
  */
-import type { ResultCode } from '../base/errors.ts';
 import type { Request } from '../contracts/types.ts';
 import { isEncodeRefusal, tryEncodeProxyV1, tryEncodeProxyV2 } from '../proxy-protocol/index.ts';
-
-/** Why no header can be sent for this request: the router's answer and a reason for the log. */
-export interface ProxyOutRefused {
-  readonly result: ResultCode;
-  readonly reason: string;
-}
+import { isUpstreamFailure, type UpstreamFailure } from './attempts.ts';
 
 /** True when `proxyHeaderFor` refused the request rather than giving header bytes (or none). */
-export function isProxyOutRefused(x: Buffer | ProxyOutRefused | undefined): x is ProxyOutRefused {
-  return x !== undefined && !Buffer.isBuffer(x);
+export function isProxyOutRefused(x: Buffer | UpstreamFailure | undefined): x is UpstreamFailure {
+  return isUpstreamFailure(x);
 }
 
 /**
- * The header for `request`, undefined when the cluster sends none, or a refusal when one of
- * the request's values cannot be carried (never throws).
+ * The header for `request`, undefined when the cluster sends none, or the failure that refuses
+ * the request before any backend is dialled when one of its values cannot be carried (never throws).
  */
-export function proxyHeaderFor(mode: 'off' | 'v1' | 'v2', request: Request): Buffer | ProxyOutRefused | undefined {
+export function proxyHeaderFor(mode: 'off' | 'v1' | 'v2', request: Request): Buffer | UpstreamFailure | undefined {
   if (mode === 'off') return undefined;
   const source = { ip: request.clientIp, port: request.clientPort };
   // Behind an inbound PROXY header we relay the advertised destination (spec §3, as HAProxy does).
@@ -54,6 +51,7 @@ export function proxyHeaderFor(mode: 'off' | 'v1' | 'v2', request: Request): Buf
   if (!isEncodeRefusal(out)) return out;
   return {
     result: out.refused === 'too_long' ? 'header_too_large' : 'bad_request',
+    attempts: 0,
     reason: `proxy protocol: ${out.reason}`,
   };
 }

@@ -10,6 +10,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { AccessRecord } from '../../src/base/log.ts';
+import type { ResponseJudge } from '../../src/upstream/outlier-judge.ts';
 import type { AfterReads } from './after-reads.ts';
 import { afterReads } from './after-reads.ts';
 import type { Down } from './down.ts';
@@ -52,7 +53,8 @@ export class Forwarding implements ExchangeEvents, AfterReads {
   readonly #exchange: Exchange;
   readonly #stream: StreamLog;
   readonly #grpc: boolean;
-  readonly #judge: ((status: number) => void) | undefined;
+  /** The cluster's `outlierStatus` judge of the backend (src/upstream/outlier-judge.ts), if any. */
+  readonly #judge: ResponseJudge | undefined;
   #done = false;
   #status = 0;
   #ended = false;
@@ -64,13 +66,7 @@ export class Forwarding implements ExchangeEvents, AfterReads {
   #held: UpstreamResponse | undefined = undefined;
   #heldEnd: Record<string, string> | undefined = undefined;
 
-  constructor(
-    down: Down,
-    exchange: Exchange,
-    stream: StreamLog,
-    grpc: boolean,
-    judge: ((status: number) => void) | undefined,
-  ) {
+  constructor(down: Down, exchange: Exchange, stream: StreamLog, grpc: boolean, judge: ResponseJudge | undefined) {
     this.#down = down;
     this.#exchange = exchange;
     this.#stream = stream;
@@ -166,7 +162,7 @@ export class Forwarding implements ExchangeEvents, AfterReads {
     if (this.#done) return;
     const down = this.#down;
     this.#status = up.status;
-    this.#judge?.(up.status);
+    this.#judge?.judge(up.status);
     if (up.endStream && down.h2) {
       // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
       if (this.#respond(up, true, false)) this.#ended = true;
