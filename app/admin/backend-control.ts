@@ -22,6 +22,7 @@
  * 4. Every answer is `{ ok: true, backend }` with the backend as `/backends` shows it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ErrorCode, SwitchboardError } from '../../src/base/errors.ts';
 import type { AdminMode, BackendState } from '../../src/contracts/backend-registry.ts';
 import { type BackendEntry, isBackendLister } from '../../src/contracts/types.ts';
 import { slowStartWeight } from '../../src/routing/slow-start.ts';
@@ -34,14 +35,23 @@ export const MAX_WEIGHT = 1_000_000;
 /** Bodies larger than this are refused (400). */
 const MAX_BODY = 4096;
 
-/** An admin error answer. */
-export class AdminError extends Error {
+/** The code of each `error` an admin answer can carry. */
+const ADMIN_CODES = {
+  bad_request: 'SWB_ERR_BAD_REQUEST',
+  not_found: 'SWB_ERR_NOT_FOUND',
+  backend_not_found: 'SWB_ERR_BACKEND_NOT_FOUND',
+} as const satisfies Record<string, ErrorCode>;
+
+/** An admin error answer: `status`, and `answer` as its JSON `error` and X-Switchboard-Error. */
+export class AdminError extends SwitchboardError {
   readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
+  /** The `error` the answer carries: `bad_request` (code `SWB_ERR_BAD_REQUEST`), `backend_not_found`… */
+  readonly answer: keyof typeof ADMIN_CODES;
+  constructor(status: number, answer: keyof typeof ADMIN_CODES, message: string) {
+    super(ADMIN_CODES[answer], message);
+    this.name = 'AdminError';
     this.status = status;
-    this.code = code;
+    this.answer = answer;
   }
 }
 

@@ -138,9 +138,9 @@ export function findRoute(
   return other ? 'method' : undefined;
 }
 
-/** Answers a handler's failure: an `AdminError` as JSON with its code, anything else 500. */
+/** Answers a handler's failure: an `AdminError` as JSON with its answer code, anything else 500. */
 export function answerError(res: ServerResponse, err: unknown): boolean {
   if (!(err instanceof AdminError)) return false;
-  refuse(res, { status: err.status, code: err.code, message: err.message });
+  refuse(res, { status: err.status, code: err.answer, message: err.message });
   return true;
 }

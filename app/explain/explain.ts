@@ -16,6 +16,7 @@
  * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
  */
 import { isIP } from 'node:net';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import {
   type AddressBook,
@@ -55,9 +56,12 @@ export interface ExplainEngine {
   readonly listeners: readonly ListenerConfig[];
 }
 
-/** A bad input (usage error): `switchboard route` exits 2, the dashboard answers 400. */
-export class ExplainInputError extends Error {
+/** A bad input (usage error, `SWB_ERR_USAGE`): `switchboard route` exits 2, the dashboard answers 400. */
+export class ExplainInputError extends SwitchboardError {
   override readonly name = 'ExplainInputError';
+  constructor(message: string) {
+    super('SWB_ERR_USAGE', message);
+  }
 }
 
 /** One backend of a sub-cluster. */

@@ -52,8 +52,30 @@ export type ErrorCode =
   | 'SWB_ERR_FILE'
   /** An ACME storage directory cannot be written (app/acme/storage.ts). */
   | 'SWB_ERR_ACME_STORAGE'
-  /** An ACME request failed without an answer from the CA (TLS not trusted, connection refused: app/acme/client.ts). */
-  | 'SWB_ERR_ACME';
+  /**
+   * An ACME request failed without an answer from the CA (TLS not trusted, connection refused:
+   * app/acme/client.ts), or the CA offered no challenge of the configured kind (app/acme/order.ts).
+   */
+  | 'SWB_ERR_ACME'
+  /** The client closed before its head was complete (a peek's end: src/peek/peek.ts); nothing is answered. */
+  | 'SWB_ERR_CLIENT_CLOSED'
+  /**
+   * A certificate and key, or a CA file, that make no TLS context: an issued certificate
+   * (src/tls/issued.ts), a cluster's `tls.ca` (src/tls/upstream.ts).
+   */
+  | 'SWB_ERR_CERTIFICATE'
+  /** A worker thread's prepared reload, dropped because the main thread aborted it (app/worker/entry.ts). */
+  | 'SWB_ERR_RELOAD_ABORTED'
+  /** A bad argument: `switchboard route` exits 2, the dashboard's explain answers 400 (app/explain/explain.ts). */
+  | 'SWB_ERR_USAGE'
+  /** The admin API's 404 answers: no such resource, no such backend (app/admin/backend-control.ts). */
+  | 'SWB_ERR_NOT_FOUND'
+  | 'SWB_ERR_BACKEND_NOT_FOUND'
+  /**
+   * A broken internal invariant (a bug, never bad input): `InternalError`. `isSwitchboardError`
+   * is false for it, so it is handled as any unexpected error (rethrown, `internal error`, exit 1).
+   */
+  | 'SWB_ERR_INTERNAL';
 
 export class SwitchboardError extends Error {
   readonly code: ErrorCode;
@@ -81,6 +103,24 @@ export function peerError(result: ResultCode, message: string): PeerError {
   return e;
 }
 
+/** The error code of a wire result: `bad_request` → `SWB_ERR_BAD_REQUEST`. */
+export function resultErrorCode(result: ResultCode): ErrorCode {
+  return `SWB_ERR_${result.toUpperCase()}` as ErrorCode;
+}
+
+/** A broken internal invariant: a bug, not bad input (STYLE §11), thrown with code `SWB_ERR_INTERNAL`. */
+export class InternalError extends SwitchboardError {
+  constructor(message: string) {
+    super('SWB_ERR_INTERNAL', message);
+    this.name = 'InternalError';
+  }
+}
+
+/**
+ * Whether `e` is an expected failure: a typed error of bad input (config, arguments, bytes from a
+ * peer). An `InternalError` is a bug, so it is not: callers that answer or report bad input
+ * rethrow it, and the CLI prints it as an internal error (app/exit.ts).
+ */
 export function isSwitchboardError(e: unknown): e is SwitchboardError {
-  return e instanceof SwitchboardError;
+  return e instanceof SwitchboardError && e.code !== 'SWB_ERR_INTERNAL';
 }

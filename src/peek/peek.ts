@@ -14,7 +14,7 @@
  */
 import type { Socket } from 'node:net';
 import { arm, Deadline, disarm } from '../base/deadline.ts';
-import { isSwitchboardError, type ResultCode } from '../base/errors.ts';
+import { isSwitchboardError, type ResultCode, resultErrorCode, SwitchboardError } from '../base/errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { GrowBuffer, type PeekWork } from './grow-buffer.ts';
 import type { H2cControl } from './h2c.ts';
@@ -26,15 +26,16 @@ export type { PeekWork } from './grow-buffer.ts';
 /** What the peek found: the sniffed head, the bytes to replay, and the PROXY header if any. */
 export type Peeked = Sniffed & { readonly buffer: Buffer; readonly proxy: ProxyHeader | undefined };
 
-/** The peek did not produce a routable head: answer with `result` (or just close). */
-export class PeekFailure extends Error {
+/** The peek did not produce a routable head: answer with `result` (or just close); its code says which. */
+export class PeekFailure extends SwitchboardError {
   readonly result: ResultCode | 'client_closed';
   /** Which protocol the bytes looked like, to pick how to answer. */
   readonly protocol: SniffedKind | 'proxy' | 'unknown';
   /** HTTP/2 error code for a GOAWAY (h2c only). */
   readonly h2Code: number | undefined;
   constructor(result: PeekFailure['result'], protocol: PeekFailure['protocol'], message: string, h2Code?: number) {
-    super(message);
+    super(result === 'client_closed' ? 'SWB_ERR_CLIENT_CLOSED' : resultErrorCode(result), message);
+    this.name = 'PeekFailure';
     this.result = result;
     this.protocol = protocol;
     this.h2Code = h2Code;

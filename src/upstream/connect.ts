@@ -12,11 +12,15 @@ import { lookup } from 'node:dns';
 import { type LookupFunction, Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { arm, Deadline, disarm } from '../base/deadline.ts';
+import { SwitchboardError } from '../base/errors.ts';
 import { adopt, ownReadsOption } from '../data-path/own-reads.ts';
 import type { UpstreamTlsOptions } from '../tls/upstream.ts';
 
-/** Why a connect failed: 'timeout' answers 504, anything else 502. */
-export class ConnectError extends Error {
+/**
+ * Why a connect failed: 'timeout' answers 504, anything else 502. Its code is the result it ends
+ * with: `SWB_ERR_CONNECT_TIMEOUT`, `SWB_ERR_CONNECT_FAILED`, or `SWB_ERR_OVERLOADED` when exhausted.
+ */
+export class ConnectError extends SwitchboardError {
   readonly timeout: boolean;
   /**
    * True when the router itself ran out of file descriptors (EMFILE/ENFILE): the backend is not
@@ -24,7 +28,8 @@ export class ConnectError extends Error {
    */
   readonly exhausted: boolean;
   constructor(message: string, timeout: boolean, exhausted = false) {
-    super(message);
+    super(exhausted ? 'SWB_ERR_OVERLOADED' : timeout ? 'SWB_ERR_CONNECT_TIMEOUT' : 'SWB_ERR_CONNECT_FAILED', message);
+    this.name = 'ConnectError';
     this.timeout = timeout;
     this.exhausted = exhausted;
   }
