@@ -22,8 +22,8 @@ import type { AddressBookFactory, PluginContext } from '../../src/contracts/plug
 import { JsonPieces } from '../lib/json-steps.ts';
 import { readSourceBytes } from '../lib/read-source.ts';
 import { runSliced } from '../lib/sliced.ts';
-import { SnapshotBook } from '../lib/snapshot-book.ts';
 import { loadBfeDir } from './bfe-json.ts';
+import { BfeSnapshotBook } from './bfe-snapshot-book.ts';
 import { compileRoutingTableSliced } from './compile.ts';
 import { clusterSchema, productSchema, type RoutingTable, routingTableShape } from './routing-table.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -61,7 +61,7 @@ interface Loaded {
 }
 
 /** The `bfe` AddressBook instance (see the file header for its lifecycle). */
-export class BfeAddressBook extends SnapshotBook {
+export class BfeAddressBook extends BfeSnapshotBook {
   readonly #options: BfeBookOptions;
   #fingerprint: Buffer | string = '';
   #watcher: FileWatcher | undefined;

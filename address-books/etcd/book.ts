@@ -28,8 +28,8 @@ import { z } from 'zod';
 import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
 import { duration } from '../../src/config/duration.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
+import { BfeSnapshotBook } from '../bfe/bfe-snapshot-book.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
-import { SnapshotBook } from '../lib/snapshot-book.ts';
 import { Labels } from '../sqlite/relabel.ts';
 import { compileBfeReadSliced, type StoreRead } from '../sqlite/view.ts';
 import { type Backoff, connectEtcd, exponentialBackoff } from './client.ts';
@@ -62,7 +62,7 @@ export async function readPrefix(
 }
 
 /** The `etcd` AddressBook instance (see the file header for its lifecycle). */
-export class EtcdAddressBook extends SnapshotBook {
+export class EtcdAddressBook extends BfeSnapshotBook {
   readonly #options: EtcdBookOptions;
   readonly #prefix: string;
   readonly #source: string;

@@ -17,8 +17,6 @@ import type {
   Request,
   RoutingTableSource,
 } from '../../src/contracts/types.ts';
-import { type Explanation, explain } from '../bfe/explain.ts';
-import { Snapshot } from '../bfe/snapshot.ts';
 import { formatAge, type LastGoodFile } from './last-good.ts';
 
 /**
@@ -82,16 +80,9 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
     return this.#view?.backendGroups?.();
   }
 
-  /** How the current view routes `request`, step by step (`switchboard route`); bfe tables only. */
-  explain(request: Request): Explanation | undefined {
-    const view = this.#view;
-    return view instanceof Snapshot ? explain(view, request) : undefined;
-  }
-
-  /** The bfe snapshot serving now, if the view is one: what the next build may reuse. */
-  protected get liveSnapshot(): Snapshot | undefined {
-    const view = this.#view;
-    return view instanceof Snapshot ? view : undefined;
+  /** The view serving now (undefined before the first swap). */
+  protected get view(): BookView | undefined {
+    return this.#view;
   }
 
   /** True once a first view has been swapped in. */

@@ -25,10 +25,11 @@ import { z } from 'zod';
 import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
 import { duration } from '../../src/config/duration.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
+import { BfeSnapshotBook } from '../bfe/bfe-snapshot-book.ts';
 import type { Snapshot } from '../bfe/snapshot.ts';
 import { LastGoodFile, lastGoodOption } from '../lib/last-good.ts';
 import { runSliced, runToEnd, type Steps } from '../lib/sliced.ts';
-import { type BookView, SnapshotBook } from '../lib/snapshot-book.ts';
+import type { BookView } from '../lib/snapshot-book.ts';
 import { readBfeSteps, readServerSteps, readStepsInTransaction } from './read.ts';
 import { type ReadBase, readBfeChangedSteps } from './read-changed.ts';
 import { Labels } from './relabel.ts';
@@ -74,7 +75,7 @@ async function compileRead(
 }
 
 /** The `sqlite` AddressBook instance (see the file header for its lifecycle). */
-export class SqliteAddressBook extends SnapshotBook {
+export class SqliteAddressBook extends BfeSnapshotBook {
   readonly #options: SqliteBookOptions;
   readonly #file: string;
   readonly #source: string;
