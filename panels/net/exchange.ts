@@ -1,6 +1,6 @@
 /**
  * One request/response exchange on a per-request client connection: its access record, its
- * timing, and whether each half has finished. The driver (per-request.ts) creates one per
+ * timing, and whether each half has finished. The driver (per-request-driver.ts) creates one per
  * request head and calls `finish` once; the record is written as a per-request access line
  * (when the config asks for them) and published on `channels.requestEnd` for observers.
  */
@@ -29,8 +29,8 @@ export class Exchange {
   #finished = false;
 
   /**
-   * `client` is the record's client (`ip:port` of the request's client, see per-request-route.ts
-   * clientOf); `head` and `request` are absent for a head that failed to parse (its record says
+   * `client` is the record's client (`ip:port` of the request's client, see per-request-driver.ts
+   * #recordClientOf); `head` and `request` are absent for a head that failed to parse (its record says
    * only why); `log` is the runtime whose access log gets the per-request line, a copy of the
    * record marked `line: 'request'` made only when that log writes (undefined: connection
    * lines only).

@@ -4,10 +4,11 @@
  * every upstream link, which re-armed a timer on every read and write of each socket and kept
  * two Timeouts per held connection (issue 18).
  *
- *   client read ─► d.activity++          link read, request bytes written ─► link.activity++
- *   every idleTimeout / IDLE_TICKS: tick ─┬─ client and current link quiet IDLE_TICKS ticks ─► onTimeout (abort, idle_timeout)
- *                                         ├─ current link quiet IDLE_TICKS ticks ─► link.onTimeout (busy: broken, else closed)
- *                                         └─ a pooled link quiet IDLE_TICKS ticks ─► closed
+ *   client read ─► driver traffic.count++      link read, request bytes written ─► link.traffic.count++
+ *   every idleTimeout / IDLE_TICKS: ticker ─► member.idleTick() (per-request-driver.ts):
+ *     ├─ client and current link quiet IDLE_TICKS ticks ─► the connection times out (idle_timeout)
+ *     ├─ current link quiet IDLE_TICKS ticks ─► link.onTimeout (busy: broken, else closed)
+ *     └─ a pooled link quiet IDLE_TICKS ticks ─► closed
  *
  * 1. What counted as activity is what refreshed the sockets' timers: the client socket reads
  *    (its 'data') and writes (the current link's response bytes, counted as that link's reads);
@@ -17,29 +18,62 @@
  * 3. A connection leaves its ticker when it becomes a tunnel (the splice runs its own), times
  *    out, or has closed; the timer is unref'd (as socket timers are) and cleared when its last
  *    connection leaves.
+ *
+ * This file knows nothing of the driver: a member is anything with `idleTick()`.
  */
-import { MemberList } from '../../src/base/member-list.ts';
-import type { PerRequestDriver } from './per-request.ts';
-import { failed, onTimeout } from './per-request-end.ts';
-import type { UpstreamLink } from './upstream-link.ts';
+import { MemberList, type MemberNode } from '../../src/base/member-list.ts';
 
 /** Quiet ticks in a row that make a connection or a link idle. */
 export const IDLE_TICKS = 4;
+
+/** What a ticker ticks: the driver of one connection. */
+export interface IdleMember {
+  /** One tick of the shared timer; what it throws is the member's to handle. */
+  idleTick(): void;
+}
+
+/** The traffic count of one socket and the idle tick's view of it. */
+export class Traffic {
+  /** Bumped on every read, write or drain that counts as traffic. */
+  count = 0;
+  #seenCount = 0;
+  #quietTicks = 0;
+
+  /**
+   * One tick: true (and one more quiet tick) when nothing moved since the last one and
+   * `quietElsewhere` (what else must be quiet too: the connection's current link); else the
+   * quiet ticks start again.
+   */
+  tick(quietElsewhere = true): boolean {
+    if (this.count !== this.#seenCount || !quietElsewhere) {
+      this.#seenCount = this.count;
+      this.#quietTicks = 0;
+      return false;
+    }
+    this.#quietTicks++;
+    return true;
+  }
+
+  /** Quiet for IDLE_TICKS ticks in a row. */
+  get idle(): boolean {
+    return this.#quietTicks >= IDLE_TICKS;
+  }
+}
 
 /** The connections whose idle timeout ticks with one period, and the one timer they share. */
 export interface IdleTicker {
   readonly period: number;
   /** A list, not a Set (src/base/member-list.ts says why). */
-  readonly members: MemberList<PerRequestDriver>;
+  readonly members: MemberList<IdleMember>;
   readonly timer: NodeJS.Timeout;
 }
 
 /** One ticker per tick period (idleTimeout / IDLE_TICKS): no Timeout per connection. */
 const tickers = new Map<number, IdleTicker>();
 
-/** Starts the connection's idle tick (nothing when idleTimeout is 0). */
-export function startIdle(d: PerRequestDriver, idleTimeout: number): void {
-  if (idleTimeout <= 0) return;
+/** The ticker for `idleTimeout`, made on first use; undefined when idleTimeout is 0 (no timeout). */
+export function idleTickerFor(idleTimeout: number): IdleTicker | undefined {
+  if (idleTimeout <= 0) return undefined;
   const period = Math.max(1, Math.ceil(idleTimeout / IDLE_TICKS));
   let t = tickers.get(period);
   if (t === undefined) {
@@ -47,69 +81,22 @@ export function startIdle(d: PerRequestDriver, idleTimeout: number): void {
     t.timer.unref();
     tickers.set(period, t);
   }
-  d.idleNode = t.members.add(d);
-  d.idleTicker = t;
-  // The shared timer's next tick may come at once: it sees this as traffic, so the quiet ticks
-  // start after it (a silent connection closes after idleTimeout, never before).
-  d.activity++;
+  return t;
 }
 
-/** Stops it (tunnel, close, timeout). */
-export function stopIdle(d: PerRequestDriver): void {
-  const t = d.idleTicker;
-  if (t === undefined) return;
-  d.idleTicker = undefined;
-  if (d.idleNode !== undefined) t.members.remove(d.idleNode);
-  d.idleNode = undefined;
-  if (t.members.size === 0) {
-    clearTimeout(t.timer);
-    tickers.delete(t.period);
+/** Takes the member of `node` out of `ticker`; the last one out clears the timer. */
+export function leaveTicker(ticker: IdleTicker, node: MemberNode<IdleMember>): void {
+  ticker.members.remove(node);
+  if (ticker.members.size === 0) {
+    clearTimeout(ticker.timer);
+    tickers.delete(ticker.period);
   }
 }
 
 function run(period: number): void {
   const t = tickers.get(period);
   if (t === undefined) return;
-  // A copy: members that time out leave the list during the walk (one that left is skipped).
-  for (const d of t.members.values()) {
-    if (d.idleTicker !== t) continue;
-    try {
-      tick(d);
-    } catch (err) {
-      stopIdle(d);
-      failed(d, err);
-    }
-  }
+  // A copy: members that time out leave the list during the walk (one that left ignores the tick).
+  for (const member of t.members.values()) member.idleTick();
   if (tickers.get(period) === t && t.members.size > 0) t.timer.refresh();
-}
-
-/** True when `link` saw no traffic since the last tick; counts its quiet ticks. */
-function quietLink(link: UpstreamLink): boolean {
-  if (link.activity !== link.seen) {
-    link.seen = link.activity;
-    link.quiet = 0;
-    return false;
-  }
-  link.quiet++;
-  return true;
-}
-
-function tick(d: PerRequestDriver): void {
-  const link = d.link;
-  const linkQuiet = link === undefined || quietLink(link);
-  if (d.activity !== d.seen || !linkQuiet) {
-    d.seen = d.activity;
-    d.quiet = 0;
-  } else if (++d.quiet >= IDLE_TICKS) {
-    stopIdle(d);
-    onTimeout(d);
-    return;
-  }
-  if (link !== undefined && link.quiet >= IDLE_TICKS) link.onTimeout();
-  if (d.pool.size > 0) {
-    // Closed after the walk: a close only takes the link out of the pool later ('close').
-    const stale: UpstreamLink[] = [];
-    for (const pooled of d.pool.values()) if (quietLink(pooled) && pooled.quiet >= IDLE_TICKS) stale.push(pooled);
-    for (const l of stale) l.onTimeout();
-  }
 }

@@ -34,6 +34,7 @@ import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/bo
 import type { Http1ResponseScanner } from '../../src/peek/http1-response.ts';
 import { releaseResponseScanner, takeResponseScanner } from '../../src/peek/scanner-spares.ts';
 import { type ResponseJudge, responseJudgeFor } from '../../src/upstream/outlier-judge.ts';
+import { Traffic } from './per-request-idle.ts';
 
 /** Why a busy link stopped before its response was complete. */
 export type LinkBreak = 'upstream_error' | 'upstream_closed' | 'bad_response' | 'idle_timeout';
@@ -89,9 +90,7 @@ export class UpstreamLink {
    * Traffic count (reads, drains, and the request bytes the driver writes) and the idle tick's
    * view of it (per-request-idle.ts: the link's idle timeout).
    */
-  activity = 0;
-  seen = 0;
-  quiet = 0;
+  readonly traffic = new Traffic();
   readonly #settings: LinkSettings;
   readonly #owner: LinkOwner;
   /** Undefined when the cluster has no `outlierStatus`. */
@@ -165,7 +164,7 @@ export class UpstreamLink {
 
   /** The socket's 'data' (through linkData). */
   onData(chunk: Buffer): void {
-    this.activity++;
+    this.traffic.count++;
     if (this.#method === undefined) {
       // Nothing was asked: a backend talking out of turn cannot be framed, so it is dropped.
       this.destroy();
@@ -262,7 +261,7 @@ export class UpstreamLink {
     this.socket.pause();
     client.once('drain', () => {
       this.#waitingDrain = false;
-      this.activity++;
+      this.traffic.count++;
       if (!this.#gone) this.socket.resume();
     });
   }
@@ -277,8 +276,8 @@ export class UpstreamLink {
       this.#break('upstream_closed', 'backend closed before the response was complete');
       return;
     }
-    // Usually ended already (the response that ended the connection, per-request-exchange.ts
-    // complete): a second end() does nothing but build an ERR_STREAM_ALREADY_FINISHED (with its
+    // Usually ended already (the response that ended the connection, per-request-driver.ts
+    // #complete): a second end() does nothing but build an ERR_STREAM_ALREADY_FINISHED (with its
     // stack trace) and drop it, ~5 µs per connection (issue 18, newconn).
     const s = this.socket;
     if (!s.writableEnded && !s.destroyed) s.end();
