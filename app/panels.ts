@@ -3,6 +3,7 @@
  * contract (`PanelFactory` and its optional capabilities) is the core's (src/panel/capabilities.ts).
  */
 import { workerPanel } from '../panels/worker/index.ts';
+import { SwitchboardError } from '../src/base/errors.ts';
 import { didYouMean } from '../src/base/suggest.ts';
 import type { AnyPanelFactory } from '../src/panel/contract.ts';
 import { enginePanels } from './plugins/engine-panels.ts';
@@ -19,7 +20,8 @@ export const builtinPanels: Readonly<Record<string, AnyPanelFactory>> = {
 export function resolvePanel(name: string): AnyPanelFactory {
   const f = Object.hasOwn(builtinPanels, name) ? builtinPanels[name] : undefined;
   if (f === undefined)
-    throw new Error(
+    throw new SwitchboardError(
+      'SWB_ERR_PLUGIN',
       `unknown panel ${JSON.stringify(name)}${didYouMean(name, Object.keys(builtinPanels))}; known: ${Object.keys(builtinPanels).join(', ')}`,
     );
   return f;

@@ -21,6 +21,7 @@
  */
 
 import { channels } from '../src/base/diagnostics.ts';
+import { SwitchboardError } from '../src/base/errors.ts';
 import { type FileWatcher, watchFiles } from '../src/base/file-watch.ts';
 import type { Panel } from '../src/contracts/types.ts';
 import { followsEngine, isReconfigurable } from '../src/panel/capabilities.ts';
@@ -105,16 +106,20 @@ export class Reloader {
         return this.#report({ ok: true, changed: false, version: current.version, errors: [], trigger });
       }
       if (loaded.config.panel.name !== current.loaded.config.panel.name) {
-        throw new Error(
+        throw new SwitchboardError(
+          'SWB_ERR_CONFIG',
           `panel: changing the panel (${current.loaded.config.panel.name} → ${loaded.config.panel.name}) needs a restart`,
         );
       }
       if (JSON.stringify(loaded.config.panel) !== JSON.stringify(current.loaded.config.panel)) {
-        throw new Error(`panel: changing the panel's options needs a restart`);
+        throw new SwitchboardError('SWB_ERR_CONFIG', `panel: changing the panel's options needs a restart`);
       }
       const hadAdmin = current.loaded.config.admin !== undefined;
       if (hadAdmin !== (loaded.config.admin !== undefined)) {
-        throw new Error(`admin: ${hadAdmin ? 'removing' : 'adding'} the admin section needs a restart`);
+        throw new SwitchboardError(
+          'SWB_ERR_CONFIG',
+          `admin: ${hadAdmin ? 'removing' : 'adding'} the admin section needs a restart`,
+        );
       }
       const staged: StagedChange[] = [];
       const panel = this.#panel;

@@ -72,10 +72,12 @@ function parseCsv(text: string): unknown[] {
     .shift()
     ?.split(',')
     .map((s) => s.trim());
-  if (header?.join(',') !== 'host,path,backends') throw new Error('csv: expected the header row host,path,backends');
+  if (header?.join(',') !== 'host,path,backends')
+    throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', 'csv: expected the header row host,path,backends');
   return lines.map((line, i) => {
     const cols = line.split(',').map((s) => s.trim());
-    if (cols.length !== 3) throw new Error(`csv: line ${i + 2}: expected 3 columns, got ${cols.length}`);
+    if (cols.length !== 3)
+      throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `csv: line ${i + 2}: expected 3 columns, got ${cols.length}`);
     const [host, path, backends] = cols as [string, string, string];
     return { host, ...(path === '' ? {} : { path }), backends: backends.split(/\s+/).filter(Boolean) };
   });

@@ -130,12 +130,12 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
     let savedAt: Date;
     try {
       const saved = await lg.load();
-      if (saved === undefined) throw new Error(`no last-good cache at ${lg.file}`);
+      if (saved === undefined) throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `no last-good cache at ${lg.file}`);
       savedAt = saved.savedAt;
       try {
         view = await restore(saved.data);
       } catch (e) {
-        throw new Error(`last-good cache ${lg.file}: ${(e as Error).message}`);
+        throw new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `last-good cache ${lg.file}: ${(e as Error).message}`);
       }
     } catch (e) {
       const why = (e as Error).message;

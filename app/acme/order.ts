@@ -13,6 +13,7 @@
  * listeners at `/.well-known/acme-challenge/<token>` before routing (src/routing/route.ts).
  */
 import * as acme from 'acme-client';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';
 
 /** Publishes an update on every thread; resolves once all of them apply it. */
@@ -46,7 +47,8 @@ export async function orderCertificate(spec: OrderSpec): Promise<{ cert: string;
         await sink({ kind: 'tls-challenge', listener, name, cert: ccert.toString(), key: ckey.toString() });
       } else if (challenge.type === 'http-01') {
         await sink({ kind: 'http-challenge', token: challenge.token, keyAuthorization });
-      } else throw new Error(`acme: the CA offered no ${spec.challenge} challenge for ${name}`);
+      } else
+        throw new SwitchboardError('SWB_ERR_ACME', `acme: the CA offered no ${spec.challenge} challenge for ${name}`);
     },
     challengeRemoveFn: async (authz, challenge) => {
       const name = authz.identifier.value.toLowerCase();

@@ -9,6 +9,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtinAddressBooks } from '../../address-books/index.ts';
 import { builtinOperators } from '../../operators/index.ts';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import { didYouMean } from '../../src/base/suggest.ts';
 import type { AddressBookFactory, Factory, OperatorFactory } from '../../src/contracts/plugin.ts';
 
@@ -32,7 +33,8 @@ async function resolveRole<F extends Factory<unknown>>(
   if (!isModulePath(name)) {
     const f = Object.hasOwn(builtins, name) ? await builtins[name]?.() : undefined;
     if (f === undefined) {
-      throw new Error(
+      throw new SwitchboardError(
+        'SWB_ERR_PLUGIN',
         `unknown ${role} ${JSON.stringify(name)}${didYouMean(name, Object.keys(builtins))}; known: ${Object.keys(builtins).join(', ')} or a module path`,
       );
     }
@@ -43,11 +45,14 @@ async function resolveRole<F extends Factory<unknown>>(
   try {
     mod = await importModule(file);
   } catch (e) {
-    throw new Error(`cannot load ${role} module ${file}: ${firstLine(e)}`);
+    throw new SwitchboardError('SWB_ERR_PLUGIN', `cannot load ${role} module ${file}: ${firstLine(e)}`);
   }
   const f = defaultExport(mod) as F | undefined;
   if (f === undefined || typeof f !== 'object' || typeof f.create !== 'function') {
-    throw new Error(`${role} module ${file} must export default { name, create(options, context), options? }`);
+    throw new SwitchboardError(
+      'SWB_ERR_PLUGIN',
+      `${role} module ${file} must export default { name, create(options, context), options? }`,
+    );
   }
   return f;
 }

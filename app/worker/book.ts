@@ -10,6 +10,7 @@ import type { Snapshot } from '../../address-books/bfe/snapshot.ts';
 import { buildMatcher } from '../../address-books/file/matcher.ts';
 import type { FileEntry } from '../../address-books/file/parse.ts';
 import type { BookSpec } from '../../panels/worker/protocol.ts';
+import { InternalError } from '../../src/base/errors.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
 import type { AddressBook, Candidates, Request } from '../../src/contracts/types.ts';
 
@@ -34,7 +35,7 @@ function compile(spec: BookSpec, previous?: Snapshot): Compiled {
     const matcher = buildMatcher((spec.entries ?? []) as FileEntry[]);
     return { lookup: (r) => matcher.match(r.host, r.path), snapshot: undefined };
   }
-  throw new Error(`worker: a ${spec.kind} book is not a snapshot`);
+  throw new InternalError(`worker: a ${spec.kind} book is not a snapshot`);
 }
 
 /** A worker's book over the main thread's snapshots. */

@@ -11,7 +11,7 @@ import { engineOf } from '../../panels/worker/options.ts';
 import type { BookSpec, EngineSpec, FromWorker, ToWorker, WorkerInit } from '../../panels/worker/protocol.ts';
 import { ThreadReports } from '../../panels/worker/thread-reports.ts';
 import { SharedAdmission } from '../../src/admission/shared-admission.ts';
-import { isSwitchboardError } from '../../src/base/errors.ts';
+import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
 import { configureLogger, createLogger } from '../../src/base/log.ts';
 import type { AddressBookFactory } from '../../src/contracts/plugin.ts';
 import { countsListeners, isReconfigurable } from '../../src/panel/capabilities.ts';
@@ -156,7 +156,7 @@ class WorkerLoop {
         const decided = new Promise<boolean>((resolve) => this.#decisions.set(seq, resolve));
         acked = true;
         this.#post({ t: 'ack', seq, version: this.#version });
-        if (!(await decided)) throw new Error('reload aborted by the main thread');
+        if (!(await decided)) throw new SwitchboardError('SWB_ERR_RELOAD_ABORTED', 'reload aborted by the main thread');
         return () => {
           listeners?.();
           configureLogger(runtime.logger, spec.config.log);

@@ -21,6 +21,7 @@
 import { Agent, type ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { InternalError } from '../../src/base/errors.ts';
 import type { Backend } from '../../src/contracts/types.ts';
 import { type DialPlan, dial } from '../../src/upstream/index.ts';
 
@@ -154,6 +155,6 @@ export class BoundedAgent extends Agent {
 
   /** Not used: connections are made by `dial`. */
   override createConnection(): Duplex | null | undefined {
-    throw new Error('BoundedAgent makes its connections with dial');
+    throw new InternalError('BoundedAgent makes its connections with dial');
   }
 }

@@ -19,6 +19,7 @@
  *    `drainTimeout`, then close the upstream pools; `destroy` closes everything now.
  */
 
+import { SwitchboardError } from '../../src/base/errors.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import { ListenerPipeline } from '../../src/listener/pipeline.ts';
 import type { StreamRouterFactory } from '../../src/listener/stream-router.ts';
@@ -90,7 +91,10 @@ class Http2Panel implements BoundPanel {
 function checkListeners(listeners: readonly ListenerConfig[]): void {
   for (const l of listeners) {
     if (l.tls === 'passthrough') {
-      throw new Error(`listeners.${l.name}.tls: passthrough is served by the net panel, not http2`);
+      throw new SwitchboardError(
+        'SWB_ERR_CONFIG',
+        `listeners.${l.name}.tls: passthrough is served by the net panel, not http2`,
+      );
     }
   }
 }

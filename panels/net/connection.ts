@@ -20,7 +20,7 @@
  * h2c a GOAWAY, TLS and PROXY failures a close).
  */
 import type { Socket } from 'node:net';
-import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
+import { InternalError, isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import { h2cModeOf } from '../../src/config/schema.ts';
 import type { Request } from '../../src/contracts/types.ts';
@@ -122,7 +122,7 @@ export function handleConnection(
 
   const connected = (err: unknown, up: Upstream | UpstreamFailure | undefined, peeked: RoutablePeek) => {
     if (err !== undefined) throw err;
-    if (up === undefined) throw new Error('openUpstream settled without an outcome');
+    if (up === undefined) throw new InternalError('openUpstream settled without an outcome');
     record.attempts = up.attempts;
     if (isUpstreamFailure(up)) {
       refuse(up.result, peeked.kind, up.reason);

@@ -25,6 +25,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { InternalError } from '../base/errors.ts';
 import { type Counters, counters as wasmCounters } from './llhttp-counters.ts';
 
 /** What llhttp saw in one head, or the reason it refused it. */
@@ -84,7 +85,7 @@ function wasmBytes(): Uint8Array {
   const require = createRequire(import.meta.url);
   const source = readFileSync(require.resolve('llhttp-wasm'), 'latin1');
   const m = /binaryString\s*=\s*"([A-Za-z0-9+/=]+)"/.exec(source);
-  if (m === null) throw new Error('llhttp-wasm: embedded WASM module not found');
+  if (m === null) throw new InternalError('llhttp-wasm: embedded WASM module not found');
   return Buffer.from(m[1]!, 'base64');
 }
 

@@ -17,6 +17,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
+import { InternalError } from '../base/errors.ts';
 import { readPem, reasonOf } from './files.ts';
 import type { IssuedCertificates, IssuedEntry } from './issued.ts';
 import { certificateNames, NameTable } from './names.ts';
@@ -55,7 +56,7 @@ export class CertificateStore {
     clientCa?: Buffer,
   ) {
     if (certificates.length === 0 && issued === undefined)
-      throw new Error('certificate store: at least one certificate is required');
+      throw new InternalError('certificate store: at least one certificate is required');
     this.#certificates = [...certificates];
     this.#listener = listener;
     this.#issued = issued;

@@ -12,6 +12,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
+import { SwitchboardError } from '../base/errors.ts';
 import type { Logger } from '../base/log.ts';
 import { reasonOf } from './files.ts';
 
@@ -162,7 +163,7 @@ function contextOf(name: string, cert: string, key: string): SecureContext {
   try {
     return createSecureContext({ cert, key });
   } catch (e) {
-    throw new Error(`certificate for ${name}: ${reasonOf(e)}`);
+    throw new SwitchboardError('SWB_ERR_CERTIFICATE', `certificate for ${name}: ${reasonOf(e)}`);
   }
 }
 

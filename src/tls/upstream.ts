@@ -17,6 +17,7 @@
  */
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
+import { SwitchboardError } from '../base/errors.ts';
 import type { ClusterPolicy, ClusterTls, Protocol } from '../contracts/types.ts';
 import { readPemSync, reasonOf } from './files.ts';
 
@@ -51,7 +52,7 @@ export class UpstreamTls {
       try {
         ctx = createSecureContext(tls.ca === undefined ? {} : { ca: readPemSync(this.#dir, tls.ca) });
       } catch (e) {
-        throw new Error(`tls.ca: ${reasonOf(e)}`);
+        throw new SwitchboardError('SWB_ERR_CERTIFICATE', `tls.ca: ${reasonOf(e)}`);
       }
       this.#contexts.set(tls, ctx);
     }
