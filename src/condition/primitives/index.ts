@@ -1,6 +1,7 @@
 /** Every primitive the condition language knows, by name (re-exports and one merged table). */
 import { headerPrimitives } from './header.ts';
 import { hostPrimitives } from './host.ts';
+import { listenerPrimitives } from './listener.ts';
 import { netPrimitives } from './net.ts';
 import { pathPrimitives } from './path.ts';
 import { queryPrimitives } from './query.ts';
@@ -20,6 +21,7 @@ export const PRIMITIVES: PrimitiveTable = Object.freeze({
   ...headerPrimitives,
   ...requestPrimitives,
   ...netPrimitives,
+  ...listenerPrimitives,
   ...tlsPrimitives,
   ...timePrimitives,
 });

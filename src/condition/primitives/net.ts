@@ -3,7 +3,16 @@
  * Addresses and ranges are parsed at build time into 16-byte forms; evaluation parses the
  * request's address into a shared buffer, so it allocates nothing (see src/base/ip.ts for the rules).
  */
-import { compareIpBytes, formatIpBytes, type IpFamily, parseIp, parseIpInto } from '../../base/ip.ts';
+import {
+  type Cidr,
+  cidrContainsBytes,
+  compareIpBytes,
+  formatIpBytes,
+  type IpFamily,
+  parseCidr,
+  parseIp,
+  parseIpInto,
+} from '../../base/ip.ts';
 import type { Request } from '../../contracts/types.ts';
 import { hashMatcher, str } from './matchers.ts';
 import type { BuildContext, Condition, Primitive, PrimitiveTable } from './types.ts';
@@ -30,6 +39,29 @@ function range(fetch: (r: Request) => string | undefined): Primitive {
   };
 }
 
+/**
+ * Ours: any of a `|` list of CIDR blocks (or bare addresses) holds the address `fetch` returns;
+ * IPv4 and IPv6 never mix (src/base/ip.ts rule 3).
+ */
+function cidrIn(fetch: (r: Request) => string | undefined): Primitive {
+  return {
+    params: params('S:cidrs'),
+    build: (a, ctx): Condition => {
+      const blocks: Cidr[] = str(a, 0)
+        .split('|')
+        .map((t) => parseCidr(t) ?? ctx.fail(0, `bad CIDR "${t}" (expected addr/prefix or an address)`));
+      return (r) => {
+        const text = fetch(r);
+        if (text === undefined) return false;
+        const family = parseIpInto(text, scratch);
+        if (family === 0) return false;
+        for (let i = 0; i < blocks.length; i++) if (cidrContainsBytes(blocks[i] as Cidr, scratch, family)) return true;
+        return false;
+      };
+    },
+  };
+}
+
 /** Parses an address argument or fails at it. */
 function ip(text: string, ctx: BuildContext, index: number): { family: IpFamily; bytes: Uint8Array; text: string } {
   return parseIp(text) ?? ctx.fail(index, `bad IP address "${text}"`);
@@ -41,6 +73,8 @@ export const netPrimitives: PrimitiveTable = {
   // The session source: the PROXY source when a header gave one, else the peer; never a
   // forwarded header (clientIpFrom: header changes clientIp, not this).
   ses_sip_range: range((r) => r.sessionIp ?? r.clientIp),
+  req_cip_cidr_in: cidrIn((r) => r.clientIp),
+  ses_sip_cidr_in: cidrIn((r) => r.sessionIp ?? r.clientIp),
   req_vip_range: range((r) => r.vip),
   ses_vip_range: range((r) => r.vip),
   req_cip_trusted: { params: [], build: (): Condition => (r) => r.trustedClient },
