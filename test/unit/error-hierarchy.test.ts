@@ -93,7 +93,8 @@ describe('one error root', async () => {
   });
 
   it.each([...classes])('%s is a SwitchboardError with a stable code', (where, C) => {
-    expect(C === SwitchboardError || C.prototype instanceof SwitchboardError).toBe(true);
+    const extendsRoot = C === SwitchboardError || C.prototype instanceof SwitchboardError;
+    expect(extendsRoot, `${where} extends SwitchboardError`).toBe(true);
     const listed = CLASSES[C.name];
     expect(listed, `${where}: list it in CLASSES with an instance`).toBeDefined();
     const e = listed!.make(C);
