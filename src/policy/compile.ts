@@ -14,6 +14,7 @@
  *    previous set's store hands over for an unchanged rule.
  * 6. `create` (pure) makes the instance; the set is frozen. The caller runs `start()`.
  */
+import type { Logger } from 'pino';
 import { type Condition, compileCondition } from '../condition/index.ts';
 import { formatIssues } from '../config/errors.ts';
 import type {
@@ -46,6 +47,8 @@ export interface CompileOptions {
   readonly now?: () => number;
   /** The config path of the list, for messages; default `policies`. */
   readonly where?: string;
+  /** Where policies report what happens after start (a list file that failed to reload). */
+  readonly logger?: Logger;
 }
 
 /** Compiles the rules; throws a `PolicyRuleError` (code SWB_ERR_CONFIG) naming the first bad rule. */
@@ -125,9 +128,10 @@ function compileRule(
       where: `${where}.options`,
       counters: ruleCounters(store, identity),
       now,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
   } catch (e) {
-    return fail(`${factory.name}: ${(e as Error).message}`, e);
+    return fail(`${factory.name}: ${e instanceof Error ? e.message : String(e)}`, e);
   }
   if (typeof instance[point] !== 'function') fail(`policy ${factory.name} has no ${point} point`);
   return Object.freeze({

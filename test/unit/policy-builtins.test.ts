@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PolicyAnswer, PolicyVerdict } from '../../src/contracts/policy.ts';
 import { LocalConcurrency } from '../../src/policy/concurrency.ts';
@@ -56,6 +57,33 @@ describe('block', () => {
     expect(() => compileRules([{ name: 'deny', use: 'block', options: { cidrs: ['10.0.0.0/8', 'nope'] } }])).toThrow(
       'policies[0].options.cidrs:2: bad address or CIDR "nope"',
     );
+  });
+});
+
+describe('block: the list file is watched', () => {
+  const until = async (ok: () => boolean) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+    return ok();
+  };
+
+  it('an edit takes effect; a bad edit keeps the list it had and is logged with file:line', async () => {
+    const file = join(dir, 'watched.txt');
+    writeFileSync(file, '192.0.2.1\n');
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });
+    const set = compileRules([{ name: 'deny', use: 'block', options: { file } }], { logger });
+    await set.start();
+    const denied = (ip: string) => set.connection(atConnection({ clientIp: ip })).rule === 'deny';
+    expect([denied('192.0.2.1'), denied('192.0.2.2')]).toEqual([true, false]);
+    writeFileSync(file, '# now the other one\n192.0.2.2\n');
+    expect(await until(() => denied('192.0.2.2') && !denied('192.0.2.1'))).toBe(true);
+    writeFileSync(file, '192.0.2.3\n192.0.2.999\n');
+    expect(await until(() => warnings.length > 0)).toBe(true);
+    expect(warnings[0]).toBe(
+      `policy deny: ${file}:2: bad address or CIDR "192.0.2.999" (expected 10.0.0.0/8, 192.0.2.1 or 2001:db8::/32); keeping the list it had`,
+    );
+    expect([denied('192.0.2.2'), denied('192.0.2.3')]).toEqual([true, false]);
+    await set.close();
   });
 });
 
