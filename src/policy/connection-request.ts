@@ -4,21 +4,21 @@
  * cookies or query). The compile step refuses a rule whose `when:` reads the head at those
  * points (points.ts), so the empty fields are never what decides a rule.
  */
-import type { HandshakeFacts } from '../contracts/policy.ts';
+import type { ConnectionFacts, HandshakeFacts } from '../contracts/policy.ts';
 import type { Protocol, Request, TlsInfo } from '../contracts/types.ts';
 
 const NO_VALUES: readonly string[] = Object.freeze([]);
 
 /** A head-less request over a connection's facts (one object, methods on the prototype). */
 export class ConnectionRequest implements Request {
-  readonly #facts: Partial<HandshakeFacts> & Omit<HandshakeFacts, 'sni' | 'alpn' | 'tls'>;
+  readonly #facts: ConnectionFacts & Partial<Pick<HandshakeFacts, 'sni' | 'alpn' | 'tls'>>;
   readonly host = '';
   readonly port = undefined;
   readonly path = undefined;
   readonly target = undefined;
   readonly query = '';
   readonly method = undefined;
-  constructor(facts: Partial<HandshakeFacts> & Omit<HandshakeFacts, 'sni' | 'alpn' | 'tls'>) {
+  constructor(facts: ConnectionFacts & Partial<Pick<HandshakeFacts, 'sni' | 'alpn' | 'tls'>>) {
     this.#facts = facts;
   }
   get protocol(): Protocol {
