@@ -9,11 +9,11 @@
  *     └─ new link ─► connecting ─► body          any state ─► closing (answer, close, abort)
  *
  * Steps, in the order of a request: the client's bytes (onClientData, #frame, #flush, #flow),
- * its route and link (#route, #linkFor, #bind, #connect, #connected), a resend on a new link
+ * its route and link (#route, ClientLinks.forKey, #bind, #connect, #connected), a resend on a new link
  * (#resend, #resent), the exchange's end and the link's events (#requestSent, #complete, the
  * LinkOwner methods), the connection's end (#refuse, #bodyError, #answer, #close, #abort,
  * #stop, #finish). Helpers below it: per-request-start.ts, per-request-resend.ts,
- * per-request-idle.ts, exchange.ts, upstream-link.ts, upstream-pool.ts.
+ * per-request-links.ts (the current and idle links), per-request-idle.ts, exchange.ts, upstream-link.ts.
  */
 import type { Socket } from 'node:net';
 import { isPeerError, isSwitchboardError, RESULT_STATUS, type ResultCode } from '../../src/base/errors.ts';
@@ -38,10 +38,10 @@ import {
 } from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
 import { type IdleMember, type IdleTicker, idleTickerFor, leaveTicker, Traffic } from './per-request-idle.ts';
+import { ClientLinks } from './per-request-links.ts';
 import { type Resend, resendFor, resendsAfter } from './per-request-resend.ts';
 import type { PerRequestStart } from './per-request-start.ts';
 import { type LinkBreak, type LinkOwner, type LinkSettings, linkKey, UpstreamLink } from './upstream-link.ts';
-import { UpstreamPool } from './upstream-pool.ts';
 
 /**
  * head: reading a head · body: forwarding a body · wait: the response is awaited ·
@@ -79,7 +79,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   readonly #start: PerRequestStart;
   readonly #client: Socket;
   readonly #limits: Engine['limits'];
-  readonly #pool = new UpstreamPool();
+  readonly #links: ClientLinks;
   readonly #linkSettings: LinkSettings;
   #state: State = 'head';
   /** The scanner of a head split across reads (scanner-spares.ts: none between heads). */
@@ -97,15 +97,12 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   /** The framing of the request body being forwarded. */
   #body: BodyTracker | undefined;
   #exchange: Exchange | undefined;
-  #link: UpstreamLink | undefined;
   /** The current request's bytes while it may be sent once more (per-request-resend.ts). */
   #resend: Resend | undefined;
   /** The access record's client of the last request (`ip:port`) and the address it names. */
   #recordClient: string | undefined;
   #recordClientIp = '';
   #recordClientPort = 0;
-  /** The link's socket is full: the client is paused until its 'drain'. */
-  #linkFull = false;
   #clientEnded = false;
   /** No request was bound to a link yet: the next one fills the connection's access record. */
   #firstBind = true;
@@ -124,21 +121,19 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   #idleNode: MemberNode<IdleMember> | undefined;
   /** Its place among the runtime's drainable members (src/base/member-list.ts). */
   #drainNode: MemberNode<Drainable> | undefined;
-  readonly #onLinkDrain = (): void => {
-    try {
-      this.#linkFull = false;
-      if (this.#link !== undefined) this.#link.traffic.count++;
-      this.#flow();
-    } catch (err) {
-      this.#failed(err);
-    }
-  };
 
   constructor(start: PerRequestStart) {
     this.#start = start;
     const client = start.client;
     this.#client = client;
     this.#limits = start.engine.limits;
+    this.#links = new ClientLinks(this.#limits.maxIdleUpstreamsPerConnection, () => {
+      try {
+        this.#flow();
+      } catch (err) {
+        this.#failed(err);
+      }
+    });
     this.#linkSettings = {
       client,
       registry: start.runtime.registry,
@@ -260,14 +255,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   #flush(buf: Buffer, from: number, to: number): void {
     if (to <= from) return;
     if (this.#exchange !== undefined) this.#exchange.record.bytesIn += to - from;
-    const link = this.#link;
-    if (link === undefined || link.socket.destroyed) return;
-    link.traffic.count++;
-    const ok = link.socket.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
-    if (!ok && !this.#linkFull) {
-      this.#linkFull = true;
-      link.socket.once('drain', this.#onLinkDrain);
-    }
+    this.#links.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
   }
 
   /** Reads from the client only while a head or body is wanted and the backend keeps up. */
@@ -283,7 +271,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
     // While a response is awaited the client may still be read into `#pending`, up to a bound:
     // pausing and resuming the socket for every request would cost two syscalls each time.
     const want =
-      ((state === 'head' || state === 'body') && !this.#linkFull) ||
+      ((state === 'head' || state === 'body') && !this.#links.full) ||
       ((state === 'wait' || state === 'connecting') && (this.#pending?.length ?? 0) < this.#limits.maxHeaderBytes);
     if (want) {
       if (c.isPaused()) c.resume();
@@ -295,7 +283,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
     try {
       this.#clientEnded = true;
       // A truncated body: pass the half-close on, as a splice would, and wait for the answer.
-      if (this.#state === 'body') this.#link?.socket.end();
+      if (this.#state === 'body') this.#links.current?.socket.end();
       this.#flow();
     } catch (err) {
       this.#failed(err);
@@ -355,7 +343,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
       return -1;
     }
     this.#body = body;
-    const link = this.#linkFor(linkKey(pick.backend.id, candidates.policy, request));
+    const link = this.#links.forKey(linkKey(pick.backend.id, candidates.policy, request));
     if (link !== undefined) {
       this.#resend = resendFor(head.method, body.done, view, consumed, request, candidates);
       this.#bind(link, undefined);
@@ -387,34 +375,6 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   /** Where an exchange's per-request line goes: the runtime's access log, or nowhere (connection lines). */
   #requestLog(): PerRequestStart['runtime'] | undefined {
     return this.#start.requestLines ? this.#start.runtime : undefined;
-  }
-
-  /**
-   * The current link if it serves `key`, else a pooled one; the current one is parked (LRU, at
-   * most `limits.maxIdleUpstreamsPerConnection` idle) after the pooled one was taken out, so
-   * parking never evicts the link about to be reused.
-   */
-  #linkFor(key: string): UpstreamLink | undefined {
-    const current = this.#link;
-    if (current !== undefined && current.key === key && current.reusable && !current.socket.destroyed) return current;
-    const pooled = this.#pool.take(key);
-    if (current !== undefined) {
-      this.#setLink(undefined);
-      if (current.reusable && !current.socket.destroyed)
-        this.#pool.put(current, this.#limits.maxIdleUpstreamsPerConnection);
-      else current.destroy();
-    }
-    if (pooled !== undefined) this.#setLink(pooled);
-    return pooled;
-  }
-
-  /** Makes `link` the current one; a wait for the old one's 'drain' is dropped. */
-  #setLink(link: UpstreamLink | undefined): void {
-    if (this.#linkFull) {
-      this.#link?.socket.removeListener('drain', this.#onLinkDrain);
-      this.#linkFull = false;
-    }
-    this.#link = link;
   }
 
   /** Binds the routed exchange to `link` (`attempts`: of a new connection); the request's bytes follow. */
@@ -490,7 +450,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
       return;
     }
     const link = new UpstreamLink(up.socket, up.jack, candidates, request, this.#linkSettings, this);
-    this.#setLink(link);
+    this.#links.use(link);
     this.#bind(link, up.attempts);
     const pending = this.#pending;
     this.#pending = undefined;
@@ -499,7 +459,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
     // A client FIN that came while connecting, in the middle of a body: passed on now, as
     // onClientEnd does once a link is there (the backend may read to the end). (`#frame` moved
     // the state on: TypeScript still holds it at the `connecting` checked above.)
-    if (this.#clientEnded && (this.#state as State) === 'body') this.#link?.socket.end();
+    if (this.#clientEnded && (this.#state as State) === 'body') this.#links.current?.socket.end();
     this.#flow();
   }
 
@@ -536,7 +496,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
       return;
     }
     const link = new UpstreamLink(up.socket, up.jack, resend.candidates, resend.request, this.#linkSettings, this);
-    this.#setLink(link);
+    this.#links.use(link);
     this.#bind(link, ex.record.attempts);
     link.traffic.count++;
     link.socket.write(resend.bytes);
@@ -560,13 +520,13 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   /** Both halves are forwarded: log, release a link the backend will close, go on or close. */
   #complete(): void {
     const ex = this.#exchange!;
-    const link = this.#link;
+    const link = this.#links.current;
     this.#exchange = undefined;
     this.#resend = undefined;
     ex.record.bytesOut = link?.bytesOut ?? 0;
     ex.finish('ok');
     if (link !== undefined && !link.reusable) {
-      this.#setLink(undefined);
+      this.#links.use(undefined);
       link.socket.end();
     }
     if (ex.clientClose || link?.endsConnection === true || this.#draining) this.#close('ok');
@@ -576,7 +536,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   /** LinkOwner: a response head; a final status (or 101) is the exchange's. */
   responseHead(link: UpstreamLink, status: number): void {
     try {
-      if (link !== this.#link || this.#exchange === undefined) return;
+      if (link !== this.#links.current || this.#exchange === undefined) return;
       if (status >= 200 || status === 101) this.#exchange.record.status = status;
     } catch (err) {
       this.#failed(err);
@@ -587,7 +547,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   responseDone(link: UpstreamLink): void {
     try {
       const ex = this.#exchange;
-      if (link !== this.#link || ex === undefined) return;
+      if (link !== this.#links.current || ex === undefined) return;
       ex.responseDone = true;
       if (ex.requestDone) {
         this.#complete();
@@ -608,14 +568,14 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   tunnel(link: UpstreamLink): void {
     try {
       const ex = this.#exchange;
-      if (link !== this.#link || ex === undefined) return;
+      if (link !== this.#links.current || ex === undefined) return;
       this.#state = 'tunnel';
       const c = this.#client;
       c.removeListener('data', clientData);
       c.removeListener('end', clientEnd);
       this.#stopIdle();
-      this.#setLink(undefined);
-      this.#pool.destroyAll();
+      this.#links.use(undefined);
+      this.#links.closeIdle();
       const pending = this.#pending;
       this.#pending = undefined;
       const read = c.bytesRead;
@@ -642,9 +602,9 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
    */
   broken(link: UpstreamLink, why: LinkBreak, reason: string): void {
     try {
-      this.#pool.forget(link);
-      if (link !== this.#link || this.#state === 'closing' || this.#state === 'tunnel') return;
-      this.#setLink(undefined);
+      this.#links.forget(link);
+      if (link !== this.#links.current || this.#state === 'closing' || this.#state === 'tunnel') return;
+      this.#links.use(undefined);
       const ex = this.#exchange;
       if (ex === undefined) return;
       ex.record.bytesOut = link.bytesOut;
@@ -676,8 +636,8 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   /** LinkOwner: an idle link closed (pooled or between requests). */
   closed(link: UpstreamLink): void {
     try {
-      this.#pool.forget(link);
-      if (link === this.#link) this.#setLink(undefined);
+      this.#links.forget(link);
+      if (link === this.#links.current) this.#links.use(undefined);
     } catch (err) {
       this.#failed(err);
     }
@@ -714,10 +674,10 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   /** A request body the framing tracker cannot follow: 400 if nothing went out yet, else cut. */
   #bodyError(reason: string): void {
     const ex = this.#exchange!;
-    const link = this.#link;
+    const link = this.#links.current;
     this.#exchange = undefined;
     ex.finish('bad_request', 400, reason);
-    this.#setLink(undefined);
+    this.#links.use(undefined);
     link?.destroy();
     if ((link?.bytesOut ?? 0) === 0 && !ex.responseDone) this.#answer('bad_request');
     else this.#abort('bad_request');
@@ -753,16 +713,13 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
     this.#client.destroy();
   }
 
-  /** State `closing`: links and pool destroyed, the first non-ok result kept. */
+  /** State `closing`: every link closed, the first non-ok result kept. */
   #stop(result: string): void {
     this.#state = 'closing';
     this.#pending = undefined;
     this.#resend = undefined;
     if (this.#result === 'ok') this.#result = result;
-    const link = this.#link;
-    this.#setLink(undefined);
-    link?.destroy();
-    this.#pool.destroyAll();
+    this.#links.closeAll();
   }
 
   /** The client's 'error' (a reset, or the pipeline's half-close or lifetime bound). */
@@ -798,7 +755,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
   idleTick(): void {
     if (this.#idleTicker === undefined) return; // left the ticker during this walk
     try {
-      const link = this.#link;
+      const link = this.#links.current;
       const linkQuiet = link === undefined || link.traffic.tick();
       if (this.#traffic.tick(linkQuiet) && this.#traffic.idle) {
         this.#stopIdle();
@@ -808,12 +765,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
         return;
       }
       if (link?.traffic.idle) link.onTimeout();
-      if (this.#pool.size > 0) {
-        // Closed after the walk: a close only takes the link out of the pool later ('close').
-        const stale: UpstreamLink[] = [];
-        for (const pooled of this.#pool.values()) if (pooled.traffic.tick() && pooled.traffic.idle) stale.push(pooled);
-        for (const l of stale) l.onTimeout();
-      }
+      this.#links.tickIdle();
     } catch (err) {
       this.#stopIdle();
       this.#failed(err);

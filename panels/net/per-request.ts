@@ -39,6 +39,7 @@
  *   per-request.ts           this entry: runPerRequest
  *   per-request-driver.ts    the driver: framing, route and link, connect, resend, exchange end, close
  *   per-request-start.ts     what the panel hands over (PerRequestStart, the connection's record)
+ *   per-request-links.ts     the current upstream link and the idle ones (ClientLinks)
  *   per-request-resend.ts    which request may be sent once more on a new link, and its copy
  *   per-request-idle.ts      the shared idle ticker and each socket's Traffic count
  *   exchange.ts, upstream-link.ts, upstream-pool.ts   an exchange's record, a link, the idle links

@@ -39,7 +39,7 @@ export class UpstreamPool<L extends PooledLink = UpstreamLink> {
     return this.#idle === undefined ? [] : [...this.#idle.keys()];
   }
 
-  /** The idle links, least recently used first (the idle tick, per-request-driver.ts idleTick). */
+  /** The idle links, least recently used first (the idle tick, per-request-links.ts tickIdle). */
   values(): IterableIterator<L> {
     return (this.#idle ?? new Map<string, L>()).values();
   }
