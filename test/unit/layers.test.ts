@@ -63,14 +63,6 @@ const GRAPH_DIRS = [
  */
 const KNOWN_FILE_CYCLES: readonly (readonly string[])[] = [
   [
-    'panels/net/per-request.ts',
-    'panels/net/per-request-client.ts',
-    'panels/net/per-request-end.ts',
-    'panels/net/per-request-exchange.ts',
-    'panels/net/per-request-idle.ts',
-    'panels/net/per-request-route.ts',
-  ],
-  [
     'app/metrics.ts',
     'app/admin/backend-control.ts',
     'app/admin/backend-metrics.ts',
