@@ -17,6 +17,8 @@
  * 3. A `Location` that is the request's own URL is not answered (the rule lets it through):
  *    `scheme: https` does not fire on a TLS listener.
  * 4. `status`: 301, 302 (default), 307 or 308.
+ * 5. A request without a host (HTTP/1.0 without `Host`) is not redirected unless `host:` or
+ *    `url:` says where to.
  */
 import { z } from 'zod';
 import type { PolicyFactory, PolicyInstance, PolicyVerdict, RequestContext } from '../src/contracts/policy.ts';
@@ -81,6 +83,8 @@ export const redirect = {
   create(o: RedirectOptions): PolicyInstance {
     const decide = (ctx: RequestContext): PolicyVerdict | undefined => {
       const r = ctx.request;
+      // No Host (HTTP/1.0) and none configured: no Location can be built, so no redirect.
+      if (r.host === '' && o.host === undefined && o.url === undefined) return undefined;
       const query = o.query === 'keep' && r.query !== '' ? `?${r.query}` : '';
       const scheme = requestScheme(r, o.forwardedProto);
       const path = sentPath(r);

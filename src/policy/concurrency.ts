@@ -43,11 +43,6 @@ export class LocalConcurrency implements ConcurrencyCounter {
     return this.#counts.size;
   }
 
-  /** Slots held for `key` now. */
-  held(key: string): number {
-    return this.#counts.get(key) ?? 0;
-  }
-
   acquire(key: string): Hold | undefined {
     const n = this.#counts.get(key) ?? 0;
     if (n >= this.#max) return undefined;

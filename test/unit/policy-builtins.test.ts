@@ -165,6 +165,11 @@ describe('redirect', () => {
     expect(location({ host: 'new.test', query: 'drop' }, init)).toEqual([302, 'http://new.test/p']);
   });
 
+  it('no host in the request: only a configured host or url redirects', () => {
+    expect(location({ scheme: 'https' }, { host: '' })).toBe('pass');
+    expect(location({ scheme: 'https', host: 'a.test' }, { host: '' })).toEqual([302, 'https://a.test/']);
+  });
+
   it('an absolute-form target keeps only its path', () => {
     expect(
       location({ scheme: 'https' }, { host: 'a.test', target: 'http://a.test/x?y', path: '/x', query: 'y' }),
