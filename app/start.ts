@@ -4,12 +4,15 @@
  *
  * 1. Start: log the effective `nofile` limit (a maxConnections that cannot fit was already a
  *    config error), bind the listeners, then the admin listener when `admin` is configured.
- * 2. Reload: the config file is watched, SIGHUP reloads, `POST /reload` reloads (src/reload.ts).
+ *    Each part is recorded as it starts (started-parts.ts); if any step fails, what started is
+ *    closed in reverse order (the panel destroyed) and the error is thrown.
+ * 2. Reload: the config file is watched, SIGHUP reloads, `POST /reload` reloads (reload.ts).
  * 3. SIGUSR1 reopens the access-log file (logrotate).
  * 4. SIGTERM/SIGINT: `/readyz` fails, listeners stop accepting, drainable connections close after
  *    their current response, idle ones at once, tunnels get until `limits.drainTimeout`; then
- *    everything closes and the process exits 0. A second signal exits at once (1).
- * 5. An error no connection caught (a bug): process-policy.ts. An unhandled rejection is logged
+ *    everything closes, last started first (the admin listener after the panel, so `/readyz`
+ *    answers while it drains), and the process exits 0. A second signal exits at once (1).
+ * 5. An error no connection caught (a bug): runtime/process-policy.ts. An unhandled rejection is logged
  *    with its stack and the router serves on; an uncaught exception is logged, then the router
  *    drains as on SIGTERM and exits 1 for the supervisor to restart it.
  */
@@ -25,8 +28,7 @@ import { Metrics } from './metrics/metrics.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
 import { installProcessPolicy } from './runtime/process-policy.ts';
 import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime/runtime.ts';
-
-const noop = () => {};
+import { StartedParts } from './started-parts.ts';
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
 export interface Router {
@@ -62,57 +64,109 @@ export async function startRouter(
 
 /** Starts a router from an already validated config. */
 export async function startLoaded(loaded: LoadedConfig, options: StartOptions = {}): Promise<Router> {
-  const factory = loaded.panel.factory;
   const runtime = await Runtime.create(loaded, options);
+  // Each part is recorded as it starts; a failure anywhere closes what started, last first.
+  const parts = new StartedParts(runtime.logger);
+  parts.add('runtime', () => runtime.close());
+  try {
+    const router = await startParts(loaded, runtime, parts, options);
+    parts.add('readiness', () => router.unready());
+    let closing: Promise<void> | undefined;
+    return {
+      runtime,
+      panel: router.panel,
+      reloader: router.reloader,
+      admin: router.admin,
+      acme: router.acme,
+      reload: () => router.reloader.reload('call'),
+      close: () => (closing ??= parts.close()),
+    };
+  } catch (e) {
+    await parts.abort();
+    throw e;
+  }
+}
+
+/** What `startParts` started, and the switch that fails `/readyz` when shutdown begins. */
+interface StartedRouter {
+  readonly panel: BoundPanel;
+  readonly reloader: Reloader;
+  readonly admin: AdminServer | undefined;
+  readonly acme: AcmeManager;
+  unready(): void;
+}
+
+/** Starts the metrics, the panel, the ACME manager, the reloader and the admin listener on `runtime`. */
+async function startParts(
+  loaded: LoadedConfig,
+  runtime: Runtime,
+  parts: StartedParts,
+  options: StartOptions,
+): Promise<StartedRouter> {
+  const factory = loaded.panel.factory;
   const panel = factory.create(runtime, loaded.panel.options);
   // Metrics subscribe before the panel starts: worker threads serve as soon as they bind, and an
   // event published before anyone listens is not counted.
   const adminConfig = loaded.config.admin;
   const metrics = adminConfig === undefined ? undefined : new Metrics(runtime, panel);
-  try {
-    await panel.start();
-  } catch (e) {
-    metrics?.close();
-    await runtime.close();
-    throw e;
-  }
+  if (metrics !== undefined) parts.add('metrics', () => metrics.close());
+  // The admin listener starts last but closes after the panel: /readyz answers while it drains.
+  const adminPlace = adminConfig === undefined ? undefined : parts.reserve('admin listener');
+  await panel.start();
+  parts.add(
+    'panel',
+    () => panel.close(),
+    () => panel.destroy(),
+  );
   // Engines running elsewhere (worker threads) get every snapshot the main book swaps in.
-  const unfollow = followsEngine(panel) ? runtime.onSnapshot((book) => panel.snapshotChanged(book)) : noop;
+  if (followsEngine(panel))
+    parts.add(
+      'engine follower',
+      runtime.onSnapshot((book) => panel.snapshotChanged(book)),
+    );
   // ACME (app/acme/): one manager on the main thread; it follows reloads and routing-table changes.
   const acme = startAcme(runtime, panel);
+  parts.add('acme', () => acme.close());
   const reloader = new Reloader(runtime, panel, options.overrides ?? {});
+  parts.add('reloader', () => reloader.close());
   let ready = true;
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {
-    try {
-      admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready, acme: acme.manager });
-    } catch (e) {
-      metrics.close();
-      panel.destroy();
-      await runtime.close();
-      throw e;
-    }
-  }
-  if (admin !== undefined) {
-    const moving = admin;
+    admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready, acme: acme.manager });
+    const started = admin;
+    adminPlace?.(() => started.close());
     // token, open and allowedHosts are read per request; a new address rebinds (app/admin/server.ts).
     reloader.addStage(async (next, current) => {
       const to = next.config.admin?.address;
       const from = current.config.admin?.address;
       if (to === undefined || next.config.admin === undefined) return undefined;
       // Unchanged: the same as configured, or as bound (port 0 written back as the port it got).
-      const bound = moving.address();
+      const bound = started.address();
       const sameHost = to.host === from?.host || to.host === bound.host;
       if (sameHost && (to.port === from?.port || to.port === bound.port)) return undefined;
-      return moving.rebind(next.config.admin);
+      return started.rebind(next.config.admin);
     });
   }
   if (options.watch === true) reloader.watch();
+  logStarted(loaded, runtime, admin);
+  return {
+    panel,
+    reloader,
+    admin,
+    acme: acme.manager,
+    unready: () => {
+      ready = false;
+    },
+  };
+}
+
+/** The `switchboard started` line: version, panel, descriptor budget, admin address. */
+function logStarted(loaded: LoadedConfig, runtime: Runtime, admin: AdminServer | undefined): void {
   const nofile = nofileLimit();
   runtime.logger.info(
     {
       version: runtime.engine.version,
-      panel: factory.name,
+      panel: loaded.panel.factory.name,
       config: loaded.file,
       nofile: nofile ?? 'unknown',
       maxConnections: loaded.config.limits.maxConnections,
@@ -134,24 +188,6 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
     },
     'switchboard started',
   );
-  return {
-    runtime,
-    panel,
-    reloader,
-    admin,
-    acme: acme.manager,
-    reload: () => reloader.reload('call'),
-    async close() {
-      ready = false;
-      reloader.close();
-      unfollow();
-      acme.close();
-      await panel.close();
-      await admin?.close();
-      metrics?.close();
-      await runtime.close();
-    },
-  };
 }
 
 /** Runs until SIGINT/SIGTERM; reloads on SIGHUP and on config change; SIGUSR1 reopens the access log. */
