@@ -38,7 +38,7 @@ import {
 } from '../../src/upstream/index.ts';
 import { Exchange } from './exchange.ts';
 import { type IdleMember, type IdleTicker, idleTickerFor, leaveTicker, Traffic } from './per-request-idle.ts';
-import { ClientLinks } from './per-request-links.ts';
+import { ClientLinks, type WritableListener } from './per-request-links.ts';
 import { type Resend, resendFor, resendsAfter } from './per-request-resend.ts';
 import type { PerRequestStart } from './per-request-start.ts';
 import { type LinkBreak, type LinkOwner, type LinkSettings, linkKey, UpstreamLink } from './upstream-link.ts';
@@ -75,7 +75,7 @@ function clientClose(this: DrivenSocket): void {
 }
 
 /** One per-request client connection, from its first routed head until its access line. */
-export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
+export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, WritableListener {
   readonly #start: PerRequestStart;
   readonly #client: Socket;
   readonly #limits: Engine['limits'];
@@ -127,13 +127,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
     const client = start.client;
     this.#client = client;
     this.#limits = start.engine.limits;
-    this.#links = new ClientLinks(this.#limits.maxIdleUpstreamsPerConnection, () => {
-      try {
-        this.#flow();
-      } catch (err) {
-        this.#failed(err);
-      }
-    });
+    this.#links = new ClientLinks(this.#limits.maxIdleUpstreamsPerConnection, this);
     this.#linkSettings = {
       client,
       registry: start.runtime.registry,
@@ -276,6 +270,15 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember {
     if (want) {
       if (c.isPaused()) c.resume();
     } else if (state !== 'closing' && !c.isPaused()) c.pause();
+  }
+
+  /** ClientLinks: the current link's socket took what was written; the client may be read again. */
+  onLinkWritable(): void {
+    try {
+      this.#flow();
+    } catch (err) {
+      this.#failed(err);
+    }
   }
 
   /** The client's 'end' (a FIN). */

@@ -15,6 +15,12 @@
 import type { UpstreamLink } from './upstream-link.ts';
 import { UpstreamPool } from './upstream-pool.ts';
 
+/** Who hears that the current link can take more (the driver: no closure per connection for it). */
+export interface WritableListener {
+  /** The current link took what was written (its 'drain'); the client may be read again. */
+  onLinkWritable(): void;
+}
+
 /** The current link and the idle ones of one client connection. */
 export class ClientLinks {
   #current: UpstreamLink | undefined;
@@ -24,13 +30,12 @@ export class ClientLinks {
   #full = false;
   readonly #onDrain: () => void;
 
-  /** `onWritable`: the current link took what was written (its 'drain'); the client may be read again. */
-  constructor(maxIdle: number, onWritable: () => void) {
+  constructor(maxIdle: number, listener: WritableListener) {
     this.#maxIdle = maxIdle;
     this.#onDrain = () => {
       this.#full = false;
       if (this.#current !== undefined) this.#current.traffic.count++;
-      onWritable();
+      listener.onLinkWritable();
     };
   }
 
