@@ -7,9 +7,8 @@
  *    key is the very same object (its TATs and held slots carry over, so a reload hands out no
  *    fresh burst and a request in flight across it releases into the count it took); a counter
  *    nobody asks for again is dropped with the old snapshot.
- * 3. `LocalCounters` counts in one thread. The worker panel will pass a store of the same
- *    interface over a SharedArrayBuffer (as src/admission/shared-admission.ts does for the
- *    connection caps), with slots found by hashing the key, so every thread counts once for the
+ * 3. `LocalCounters` counts in one thread. `SharedCounters` (shared-counters.ts) is the same
+ *    interface over a SharedArrayBuffer, for the worker panel: every thread counts once for the
  *    process.
  */
 import type { ConcurrencyCounter, PolicyCounters, RateCounter, RateSpec } from '../contracts/policy.ts';

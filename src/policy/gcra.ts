@@ -7,14 +7,20 @@
  *   TAT = the key's theoretical arrival time (absent = long ago)
  *
  * 1. `take(key, now)`: next = max(TAT, now) + T. When next − now ≤ τ the event is allowed and
- *    TAT becomes next; otherwise it is refused, TAT unchanged, and the wait before the next
- *    allowed event is next − now − τ milliseconds. `burst` events at one instant pass, the next
- *    one waits T.
+ *    TAT becomes next (a wait under `SLACK`, 1 µs, counts as none: rounding); otherwise it is
+ *    refused, TAT unchanged, and the wait before the next allowed event is next − now − τ
+ *    milliseconds. `burst` events at one instant pass, the next one waits T.
  * 2. The table is a `Map` in use order: a key taken (allowed or not) moves to the end; a new key
  *    beyond `maxKeys` evicts the least recently used one. An evicted key starts afresh when it
  *    comes back, so address rotation costs at most `maxKeys` entries of memory.
  */
 import type { RateCounter, RateSpec } from '../contracts/policy.ts';
+
+/**
+ * A wait shorter than this (1 µs, in ms) is rounding, not a refusal: with T = 1000/3 ms,
+ * (now + T) − now − T is a hair above 0 and 3/s with burst 1 would never pass.
+ */
+export const SLACK = 1e-3;
 
 /** The local (one thread) GCRA counter. */
 export class GcraCounter implements RateCounter {
@@ -41,7 +47,7 @@ export class GcraCounter implements RateCounter {
     const wait = next - now - this.#tolerance;
     if (stored !== undefined) table.delete(key);
     else if (table.size >= this.#maxKeys) table.delete(table.keys().next().value as string);
-    if (wait > 0) {
+    if (wait > SLACK) {
       table.set(key, tat);
       return wait;
     }

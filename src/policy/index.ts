@@ -12,3 +12,5 @@ export {
   policiesSchema,
   policyRuleSchema,
 } from './schema.ts';
+export { SharedCounters, type SharedCountersOptions, type SharedCountersState } from './shared-counters.ts';
+export { processClock } from './shared-counters-clock.ts';
