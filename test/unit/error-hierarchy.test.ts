@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
+import { reportError } from '../../app/exit.ts';
+import { InternalError, isSwitchboardError, SwitchboardError } from '../../src/base/errors.ts';
 import { PeekFailure } from '../../src/peek/peek.ts';
 import { ConnectError } from '../../src/upstream/connect.ts';
 
@@ -111,6 +112,18 @@ describe('one error root', async () => {
     const exhausted = new ConnectError('no descriptor', false, true);
     expect([exhausted.code, exhausted.timeout, exhausted.exhausted]).toEqual(['SWB_ERR_OVERLOADED', false, true]);
     expect(new ConnectError('refused', false).code).toBe('SWB_ERR_CONNECT_FAILED');
+  });
+
+  it('the CLI prints an InternalError as it printed the plain Error it was (app/exit.ts)', () => {
+    const printed = (e: Error) => {
+      const lines: string[] = [];
+      const exit = reportError(e, false, (s) => lines.push(s) > 0);
+      return { exit, lines };
+    };
+    const was = printed(new Error('openUpstream settled without an outcome'));
+    expect(printed(new InternalError('openUpstream settled without an outcome'))).toEqual(was);
+    expect(was.exit).toBe(1);
+    expect(was.lines[0]).toMatch(/^switchboard: internal error: openUpstream settled without an outcome \(pass/);
   });
 });
 
