@@ -1,163 +1,45 @@
 /**
- * `switchboard check`: validate a config in one pass and print every problem, one per line
- * `<config path>: <message>` on stderr:
- *
- * 1. the schema and each plugin (name, options), even when other keys failed (app/load-config.ts);
- * 2. a dry build of the address book whenever its options are valid (routing-table and
- *    condition errors, files it reads), the TLS material whenever the listeners are valid, and
- *    the `acme:` sections when the whole config is (app/acme/check.ts);
- * 3. warnings (`warning: <config path>: …` on stderr, the config still valid): `h2c: allow` on
- *    a per-request net listener whose book tells paths apart (app/h2c-warnings.ts).
- *
- * A routes file (what `import-bfe` writes) or a `file` book's list is recognised: it is loaded
- * and the output says how to reference it from a config. Exit codes: cli/exit.ts (0 valid, 3 invalid).
+ * `switchboard check`: validate a config in one pass (app/check-config.ts) and print every
+ * problem, one per line `<config path>: <message>` on stderr, warnings as `warning: <file>: …`
+ * (the config still valid). A routes file (what `import-bfe` writes) or a `file` book's list is
+ * recognised: the output says how to reference it from a config. Exit codes: app/exit.ts (0
+ * valid, 3 invalid, 1 when only the address book's store did not answer).
  */
 import { basename } from 'node:path';
-import { checkAcme } from '../app/acme/check.ts';
-import { EXIT, storeDown } from '../app/exit.ts';
-import { h2cAllowWarnings } from '../app/h2c-warnings.ts';
-import { inspectConfig, readConfigFile } from '../app/load-config.ts';
-import { resolveAddressBook } from '../app/plugins/resolve.ts';
-import { isSwitchboardError } from '../src/base/errors.ts';
-import { createLogger } from '../src/base/log.ts';
-import { defaultRandom } from '../src/base/random.ts';
-import { ConfigError, problemLines } from '../src/config/errors.ts';
-import { configSchema, type ListenerConfig } from '../src/config/schema.ts';
-import type { AddressBookFactory } from '../src/contracts/plugin.ts';
-import type { AddressBook } from '../src/contracts/types.ts';
-import { LocalRegistry } from '../src/registry/local.ts';
-import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
-import { UpstreamTls } from '../src/tls/upstream.ts';
+import { type CheckResult, checkConfigFile } from '../app/check-config.ts';
+import { EXIT } from '../app/exit.ts';
 
-/** Top-level keys only a routes file has (address-books/bfe/routing-table.ts). */
-const ROUTES_KEYS = ['products', 'clusters', 'conditions', 'defaultProduct'];
-
-/** Whether `raw` looks like a routes file rather than a router config. */
-function isRoutesFile(raw: unknown): raw is Record<string, unknown> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return false;
-  const keys = Object.keys(raw);
-  return !keys.includes('listeners') && keys.length > 0 && keys.every((k) => ROUTES_KEYS.includes(k));
-}
-
-/** Whether `raw` looks like a `file` book's list (`- { host, backends }`). */
-function isServerList(raw: unknown): raw is unknown[] {
-  return (
-    Array.isArray(raw) &&
-    raw.length > 0 &&
-    raw.every((e) => e !== null && typeof e === 'object' && 'host' in e && 'backends' in e)
-  );
-}
-
-/** Returns the exit code: 0 valid, 3 invalid, 1 when only the address book's store did not answer (cli/exit.ts). */
+/** Returns the exit code: 0 valid, 3 invalid, 1 when only the address book's store did not answer. */
 export async function runCheck(file: string): Promise<number> {
-  let read: Awaited<ReturnType<typeof readConfigFile>>;
-  try {
-    read = await readConfigFile(file);
-  } catch (e) {
-    return fail(e instanceof ConfigError ? [...e.errors] : problemLines(e as Error));
-  }
-  if (isRoutesFile(read.raw)) return checkRoutesFile(read.path, read.raw);
-  if (isServerList(read.raw)) return checkServerList(read.path, read.raw.length);
-  const parts = await inspectConfig(read.raw, read.path);
-  const errors = [...parts.errors];
-  let tls: EngineTls | undefined;
-  const listeners = parts.loaded?.config.listeners ?? validListeners(read.raw);
-  if (listeners !== undefined) {
-    try {
-      tls = await buildEngineTls(listeners, parts.dir, read.path);
-    } catch (e) {
-      errors.push(...linesOf(e));
-    }
-  }
-  if (parts.loaded !== undefined) errors.push(...(await checkAcme(parts.loaded)));
-  let down = false;
-  const warnings: string[] = [];
-  if (parts.addressBook !== undefined) {
-    const config = parts.loaded?.config;
-    const inspect = (book: AddressBook) => {
-      if (config !== undefined) warnings.push(...h2cAllowWarnings(config, book));
-    };
-    const built = await dryBuild(parts.addressBook, parts.dir, read.path, tls, inspect);
-    // Only a store that did not answer: not an invalid config, a runtime failure (exit 1).
-    down = built.down && errors.length === 0;
-    errors.push(...built.errors);
-  }
-  if (errors.length > 0) return fail([...new Set(errors)], down ? EXIT.failure : EXIT.config);
-  for (const w of warnings) process.stderr.write(`warning: ${read.path}: ${w}\n`);
-  process.stdout.write(`config ${read.path}: ok\n`);
+  const result = await checkConfigFile(file);
+  if (result.errors.length > 0) return fail(result.errors, result.kind === 'config' && result.down);
+  process.stdout.write(okText(result));
   return EXIT.ok;
 }
 
-/** The listeners of a config whose schema failed elsewhere, when they alone are valid. */
-function validListeners(raw: unknown): ListenerConfig[] | undefined {
-  const value = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>).listeners : undefined;
-  const r = configSchema.shape.listeners.safeParse(value);
-  return r.success ? r.data : undefined;
-}
-
-/** Starts and closes the address book once (nothing listens); returns its problems. */
-async function dryBuild(
-  addressBook: { factory: AddressBookFactory; options: unknown },
-  dir: string,
-  file: string,
-  tls: EngineTls | undefined,
-  inspect?: (book: AddressBook) => void,
-): Promise<{ errors: string[]; down: boolean }> {
-  const context = {
-    configDir: dir,
-    registry: new LocalRegistry(),
-    logger: createLogger('silent'),
-    random: defaultRandom,
-  };
-  let book: ReturnType<AddressBookFactory['create']> | undefined;
-  try {
-    book = addressBook.factory.create(addressBook.options, context);
-    await book.start();
-    checkUpstreamTls(tls ?? { listeners: new Map(), upstream: new UpstreamTls(dir), issued: undefined }, book, file);
-    inspect?.(book);
-    return { errors: [], down: false };
-  } catch (e) {
-    return { errors: linesOf(e), down: storeDown(e as Error) };
-  } finally {
-    await book?.close().catch(() => {});
+/** What a valid file prints: the config's warnings and `ok`, or how to reference a routes file or list. */
+function okText(result: CheckResult): string {
+  const reference = `Reference it from a config in the same directory (paths are relative to the config file):\n`;
+  switch (result.kind) {
+    case 'config':
+      for (const w of result.warnings) process.stderr.write(`warning: ${result.path}: ${w}\n`);
+      return `config ${result.path}: ok\n`;
+    case 'routes':
+      return (
+        `${result.path}: ok, a routes file (${result.products} products, ${result.clusters} clusters), not a router config.\n` +
+        reference +
+        `  addressBook:\n    name: bfe\n    routes: ${basename(result.path)}\n`
+      );
+    case 'list':
+      return (
+        `${result.path}: ok, a file address book list (${result.entries} entries), not a router config.\n` +
+        reference +
+        `  addressBook:\n    name: file\n    path: ${basename(result.path)}\n`
+      );
   }
 }
 
-/** The problem lines of an expected error; anything else is rethrown (a bug). */
-function linesOf(e: unknown): string[] {
-  if (e instanceof ConfigError) return [...e.errors];
-  if (isSwitchboardError(e)) return problemLines(e);
-  throw e;
-}
-
-/** A routes file: compile it with the bfe book and say how a config references it. */
-async function checkRoutesFile(path: string, raw: Record<string, unknown>): Promise<number> {
-  const bfe = await resolveAddressBook('bfe', '/');
-  const { errors } = await dryBuild({ factory: bfe, options: { routes: path } }, '/', path, undefined);
-  if (errors.length > 0) return fail(errors);
-  const n = (k: string) => Object.keys((raw[k] as object | undefined) ?? {}).length;
-  process.stdout.write(
-    `${path}: ok, a routes file (${n('products')} products, ${n('clusters')} clusters), not a router config.\n` +
-      `Reference it from a config in the same directory (paths are relative to the config file):\n` +
-      `  addressBook:\n    name: bfe\n    routes: ${basename(path)}\n`,
-  );
-  return EXIT.ok;
-}
-
-/** A `file` book's list: load it with the file book and say how a config references it. */
-async function checkServerList(path: string, entries: number): Promise<number> {
-  const file = await resolveAddressBook('file', '/');
-  const { errors } = await dryBuild({ factory: file, options: { path, watch: false } }, '/', path, undefined);
-  if (errors.length > 0) return fail(errors);
-  process.stdout.write(
-    `${path}: ok, a file address book list (${entries} entries), not a router config.\n` +
-      `Reference it from a config in the same directory (paths are relative to the config file):\n` +
-      `  addressBook:\n    name: file\n    path: ${basename(path)}\n`,
-  );
-  return EXIT.ok;
-}
-
-function fail(lines: readonly string[], code: number = EXIT.config): number {
+function fail(lines: readonly string[], down: boolean): number {
   for (const l of lines) process.stderr.write(`${l}\n`);
-  return code;
+  return down ? EXIT.failure : EXIT.config;
 }

@@ -1,13 +1,12 @@
 /**
  * `switchboard etcd import|export`: seed an etcd prefix from a routes file / config / BFE conf
- * dir (validated whole first), and dump it back as YAML. The writes and the read are the book's
- * (`address-books/etcd/store.ts`: only the keys that differ, in as few transactions as etcd
- * allows); this file parses the arguments and prints.
+ * dir (validated whole first), and dump it back as YAML. The load, the writes and the read are
+ * the book's (`address-books/etcd/store.ts` `etcdImport`, `etcdExportYaml`: only the keys that
+ * differ, in as few transactions as etcd allows); this file parses the arguments and prints.
  */
 import type { Command } from 'commander';
 import type { Etcd3 } from 'etcd3';
 import { normalisePrefix } from '../address-books/etcd/layout.ts';
-import { loadImportSource } from '../address-books/sqlite/import-source.ts';
 import { exitCodeOf } from '../app/exit.ts';
 import { SwitchboardError } from '../src/base/errors.ts';
 
@@ -53,15 +52,8 @@ export function addEtcdCommands(program: Command): void {
         if (o.format !== 'json' && o.format !== 'yaml') {
           throw new SwitchboardError('SWB_ERR_CONFIG', '--format: expected json or yaml');
         }
-        const loaded = await loadImportSource(source);
-        if (loaded.model !== 'bfe') {
-          throw new SwitchboardError(
-            'SWB_ERR_CONFIG',
-            `${source}: the etcd book holds routing tables, not classic lists`,
-          );
-        }
-        for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
-        const r = await (await etcdStore()).etcdImportTable(client, loaded.table, normalisePrefix(o.prefix), o.format);
+        const r = await (await etcdStore()).etcdImport(client, source, o.prefix, o.format);
+        for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
         process.stderr.write(`imported ${source}: ${r.put} keys written, ${r.deleted} deleted\n`);
       }),
     );

@@ -1,7 +1,8 @@
 /**
  * `switchboard route`: explain the routing decision for one request without sending traffic.
- * Loads the config, starts its address book and operator, and prints `app/explain.ts`'s one
- * explanation (text, or the same object as `--json`) for every book: the request as the data
+ * Loads the config, starts its address book and operator (app/explain-config.ts), and prints
+ * `app/explain/explain.ts`'s one explanation (text, or the same object as `--json`) for every
+ * book: the request as the data
  * plane sees it (Host port split off, path normalised by the listener), product, rule with its
  * config path, cluster, sub-clusters and backends, the backend attempt 1 picks, or why nothing
  * matched. Exit codes: 0 routed, 1 no route (or the operator refused), 2 usage, 3 invalid config.
@@ -9,13 +10,7 @@
 import type { Command } from 'commander';
 import { reportError } from '../app/exit.ts';
 import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain/explain.ts';
-import { loadConfig } from '../app/load-config.ts';
-import { createLogger } from '../src/base/log.ts';
-import { defaultRandom } from '../src/base/random.ts';
-import { ConfigError } from '../src/config/errors.ts';
-import type { OperatorInstance } from '../src/contracts/plugin.ts';
-import type { AddressBook } from '../src/contracts/types.ts';
-import { LocalRegistry } from '../src/registry/local.ts';
+import { type OpenedConfig, openConfig } from '../app/explain-config.ts';
 
 /** Exit codes of `switchboard route`. */
 export const ROUTE_EXIT = { routed: 0, noRoute: 1, usage: 2, config: 3 } as const;
@@ -43,36 +38,13 @@ function parseHeaders(list: readonly string[]): [string, string][] {
   });
 }
 
-/** Loads the config and starts its book and operator; config problems throw ConfigError. */
-async function open(
-  file: string,
-): Promise<{ book: AddressBook; operator: OperatorInstance; loaded: Awaited<ReturnType<typeof loadConfig>> }> {
-  const loaded = await loadConfig(file);
-  const context = {
-    configDir: loaded.dir,
-    registry: new LocalRegistry(),
-    logger: createLogger('silent'),
-    random: defaultRandom,
-  };
-  const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
-  try {
-    await book.start();
-  } catch (e) {
-    await book.close().catch(() => {});
-    throw new ConfigError(loaded.file, [`addressBook: ${(e as Error).message}`]);
-  }
-  const operator = loaded.operator.factory.create(loaded.operator.options, context);
-  await operator.start?.();
-  return { book, operator, loaded };
-}
-
 /** Returns the exit code (ROUTE_EXIT). */
 export async function runRoute(o: RouteOptions): Promise<number> {
-  let opened: Awaited<ReturnType<typeof open>> | undefined;
+  let opened: OpenedConfig | undefined;
   try {
     const headers = parseHeaders(o.header);
     if (o.host === undefined && o.sni === undefined) throw new ExplainInputError('give --host, --sni or both');
-    opened = await open(o.config);
+    opened = await openConfig(o.config);
     const e = explainRoute(
       { book: opened.book, operator: opened.operator, listeners: opened.loaded.config.listeners },
       {
@@ -98,11 +70,10 @@ export async function runRoute(o: RouteOptions): Promise<number> {
       process.stderr.write(`route: ${e.message}\n`);
       return ROUTE_EXIT.usage;
     }
-    // Config problems print as `check` prints them (cli/exit.ts): one line each, exit 3.
+    // Config problems print as `check` prints them (app/exit.ts): one line each, exit 3.
     return reportError(e);
   } finally {
-    await opened?.operator.close?.();
-    await opened?.book.close();
+    await opened?.close();
   }
 }
 

@@ -2,14 +2,17 @@
  * The operations behind `switchboard etcd import|export`: write a routing table under a prefix
  * (only the keys that differ, deleting the keys that are gone, in as few transactions as etcd
  * allows: `--max-txn-ops`, 128 by default, so one for any table of ordinary size), and read the
- * prefix back, validated, as YAML.
+ * prefix back, validated, as YAML. `etcdImport` is the command's whole import: the source loaded
+ * and validated as `switchboard db import` loads it, then written.
  */
 import type { Etcd3, IRequestOp } from 'etcd3';
+import { SwitchboardError } from '../../src/base/errors.ts';
 import type { RoutingTable } from '../bfe/routing-table.ts';
 import { routingTableToYaml } from '../bfe/yaml.ts';
+import { loadImportSource } from '../sqlite/import-source.ts';
 import { compileBfeRead } from '../sqlite/view.ts';
 import { readPrefix } from './book.ts';
-import { keysToRead, tableToKeys } from './layout.ts';
+import { keysToRead, normalisePrefix, tableToKeys } from './layout.ts';
 
 /** etcd's default `--max-txn-ops`. */
 const MAX_TXN_OPS = 128;
@@ -40,6 +43,25 @@ export async function etcdImportTable(
     await etcd.kv.txn({ compare: [], success: ops.slice(i, i + MAX_TXN_OPS), failure: [] });
   }
   return { put: puts.length, deleted: deletes.length };
+}
+
+/**
+ * Loads and validates `source` (a routes file, a config or a BFE conf directory; a classic list
+ * is refused: the etcd book holds routing tables), then writes its table under `prefix`.
+ * `warnings` are the BFE keys the source had that Switchboard ignores.
+ */
+export async function etcdImport(
+  etcd: Etcd3,
+  source: string,
+  prefix: string,
+  format: 'json' | 'yaml',
+): Promise<{ put: number; deleted: number; warnings: readonly string[] }> {
+  const loaded = await loadImportSource(source);
+  if (loaded.model !== 'bfe') {
+    throw new SwitchboardError('SWB_ERR_CONFIG', `${source}: the etcd book holds routing tables, not classic lists`);
+  }
+  const written = await etcdImportTable(etcd, loaded.table, normalisePrefix(prefix), format);
+  return { ...written, warnings: loaded.warnings };
 }
 
 /** The routes under `prefix`, validated, as YAML. */
