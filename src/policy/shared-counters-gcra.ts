@@ -19,6 +19,9 @@
  * 3. Approximations, all bounded: two keys whose 32-bit hashes are equal share a count (1 in
  *    2^32 per pair in one window); a thread that found a key's slot just before another thread
  *    evicted it counts one event against the new key. TATs are kept to the microsecond.
+ * 4. Cost: a take reads its window's tags (and TATs when the window is full) and allocates two
+ *    small BigInts (the TAT read and the TAT written). A 64-bit word is what makes the update
+ *    one compare-exchange; two 32-bit words would need a version word and a retry protocol.
  */
 import type { RateCounter, RateSpec } from '../contracts/policy.ts';
 import { SLACK } from './gcra.ts';

@@ -11,7 +11,8 @@
  * 1. `claimRegion(id)`: the id's hash picks the home entry; an entry whose `hi` is 0 is claimed
  *    by compare-exchange of `hi`. The claimer writes `lo` and `kind`, bump-allocates the region
  *    (a compare-exchange loop on `top`) and publishes `offset` last (`Atomics.notify`). A thread
- *    that meets its `hi` waits for `offset`, then compares `lo`: equal = the same region.
+ *    that meets its `hi` waits for `offset` (at most a second: a claimer that died meanwhile
+ *    leaves FULL), then compares `lo`: equal = the same region.
  * 2. A region is zeroed memory when claimed (the buffer is never reused), so every key starts
  *    afresh. A region the buffer has no room for is published as offset −1: every thread then
  *    fails the same way for that id, and the caller gets `FULL`.
@@ -44,11 +45,6 @@ export function newCounterBuffer(bytes: number, entries: number): SharedArrayBuf
   return buffer;
 }
 
-/** Bytes used so far (header, directory and regions), for metrics and sizing. */
-export function bytesUsed(words: Int32Array): number {
-  return Atomics.load(words, TOP);
-}
-
 /** Takes `bytes` (rounded up to 8) from the region area; FULL when they do not fit. */
 function allocate(words: Int32Array, bytes: number): number {
   const size = (bytes + 7) & ~7;
@@ -59,13 +55,17 @@ function allocate(words: Int32Array, bytes: number): number {
   }
 }
 
-/** Waits until the claimer of entry `e` published its offset. */
+/** The most a thread waits for a claimer to publish (a claimer that died in between): then FULL. */
+const PUBLISH_WAIT_MS = 1000;
+
+/** Waits until the claimer of entry `e` published its offset (FULL if it never does). */
 function publishedOffset(words: Int32Array, e: number): number {
-  for (;;) {
+  for (let waited = 0; waited < PUBLISH_WAIT_MS; waited += 10) {
     const offset = Atomics.load(words, e + 2);
     if (offset !== 0) return offset;
     Atomics.wait(words, e + 2, 0, 10);
   }
+  return Atomics.load(words, e + 2) || FULL;
 }
 
 /** The byte offset of region `id` (`bytes` long, of `kind`), claimed if new; FULL when no room. */
