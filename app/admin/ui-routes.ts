@@ -6,7 +6,7 @@
  * | GET    | /ui/          | the page (ui/index.html); `/ui` redirects here                     |
  * | GET    | /ui/{file}    | its static files (ui/*.js, *.css): the shell, no data              |
  * | GET    | /ui/data      | `Dashboard.data`: backends, traffic samples (`?since=<ms>`), reloads |
- * | POST   | /explain      | the route explanation of app/explain.ts, as `switchboard route` prints it |
+ * | POST   | /explain      | the route explanation of app/explain/explain.ts, as `switchboard route` prints it |
  *
  * The static files are the shell of the page and hold no data: they pass the Host check like
  * every admin path but not the token (auth.ts `shell`), so the page can load and then ask for

@@ -12,7 +12,7 @@
  * snapshot of the address book. A ConnectError that says the router itself is out of file
  * descriptors ends the attempts with `overloaded`: every retry would fail the same way.
  * Each try (and an operator refusal) is published on `switchboard:upstream:attempt` while
- * someone subscribes (the debug log, app/route-debug.ts): one property read otherwise.
+ * someone subscribes (the debug log, app/runtime/route-debug.ts): one property read otherwise.
  *
  * The loop owns attempt numbering and the attempt-1 object (`FIRST_ATTEMPT`). A panel that must
  * see the first pick before anything opens (is a current or pooled connection to that backend

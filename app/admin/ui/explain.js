@@ -1,5 +1,5 @@
 // Explain view: the form posts `switchboard route`'s flags to `POST /explain`, which runs the
-// same function as the CLI (app/explain.ts) on the running address book, and shows its text
+// same function as the CLI (app/explain/explain.ts) on the running address book, and shows its text
 // output verbatim, with the equivalent command line.
 import { ApiError, call, Unauthorized } from './api.js';
 import { h } from './dom.js';
