@@ -2,7 +2,9 @@
  * Loading a config: read the YAML file, validate it whole against the schema, resolve the panel
  * (built-in name), the operator and the address book (built-in name or module path), validate
  * their options, then let the panel refuse what it cannot honour (src/panel/capabilities.ts
- * `PanelValidator`). Nothing starts until all of it passed; every error names its path.
+ * `PanelValidator`), then resolve each policy's `use:` and compile the rules (a rule at a point
+ * not enforced yet is refused, app/runtime/engine-policies.ts). Nothing starts until all of it
+ * passed; every error names its path.
  */
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -13,7 +15,8 @@ import type { AddressBookFactory, OperatorFactory } from '../src/contracts/plugi
 import { isPanelValidator } from '../src/panel/capabilities.ts';
 import type { AnyPanelFactory, LoadedConfig } from '../src/panel/contract.ts';
 import { resolvePanel } from './panels.ts';
-import { resolveAddressBook, resolveOperator } from './plugins/resolve.ts';
+import { resolveAddressBook, resolveOperator, resolvePolicies } from './plugins/resolve.ts';
+import { policyErrors } from './runtime/engine-policies.ts';
 
 /** Command-line overrides (DESIGN: CLI flags override the file). */
 export interface ConfigOverrides {
@@ -112,8 +115,11 @@ export async function inspectConfig(raw: unknown, path: string, overrides: Confi
   // The panel's options with their defaults, where the worker threads and the admin API read them.
   const config = { ...parsed.data, panel: { name: parsed.data.panel.name, ...(panel.options as object) } };
   if (isPanelValidator(panel.factory)) errors.push(...panel.factory.validate(config, panel.options));
+  const policies = await resolvePolicies(config.policies, dir, errors);
   if (errors.length > 0) return none;
-  return { errors, loaded: { file: path, dir, config, panel, operator, addressBook }, addressBook, dir };
+  errors.push(...policyErrors(config, policies, dir));
+  if (errors.length > 0) return none;
+  return { errors, loaded: { file: path, dir, config, panel, operator, addressBook, policies }, addressBook, dir };
 }
 
 /** A plugin reference read on its own from a config whose schema failed elsewhere. */

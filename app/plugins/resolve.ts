@@ -1,5 +1,5 @@
 /**
- * The plugin registry: resolves a role by built-in name or by module path (`./my-book.ts`,
+ * The plugin registry: resolves a role (operator, address book, policy) by built-in name or by module path (`./my-book.ts`,
  * relative to the config file). A module exports its factory as `default`; unknown names are
  * rejected with the list of known ones. A module path is imported natively first (Node strips
  * erasable TypeScript); a module that needs more than stripping (enums, parameter properties,
@@ -9,9 +9,11 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtinAddressBooks } from '../../address-books/index.ts';
 import { builtinOperators } from '../../operators/index.ts';
+import { builtinPolicies } from '../../policies/index.ts';
 import { SwitchboardError } from '../../src/base/errors.ts';
 import { didYouMean } from '../../src/base/suggest.ts';
-import type { AddressBookFactory, Factory, OperatorFactory } from '../../src/contracts/plugin.ts';
+import type { AddressBookFactory, OperatorFactory } from '../../src/contracts/plugin.ts';
+import type { AnyPolicyFactory } from '../../src/contracts/policy.ts';
 
 function isModulePath(name: string): boolean {
   return name.startsWith('./') || name.startsWith('../') || isAbsolute(name);
@@ -24,7 +26,17 @@ const operatorLoaders: Builtins<OperatorFactory> = Object.fromEntries(
   Object.entries(builtinOperators).map(([name, f]) => [name, async () => f]),
 );
 
-async function resolveRole<F extends Factory<unknown>>(
+/** What every plugin factory has: a name and a `create`. */
+interface NamedFactory {
+  readonly name: string;
+  readonly create: (...args: never[]) => unknown;
+}
+
+const policyLoaders: Builtins<AnyPolicyFactory> = Object.fromEntries(
+  Object.entries(builtinPolicies).map(([name, f]) => [name, async () => f]),
+);
+
+async function resolveRole<F extends NamedFactory>(
   role: string,
   name: string,
   dir: string,
@@ -91,4 +103,30 @@ export function resolveOperator(name: string, dir: string): Promise<OperatorFact
 /** The address-book factory for a built-in name or module path. */
 export function resolveAddressBook(name: string, dir: string): Promise<AddressBookFactory> {
   return resolveRole('address book', name, dir, builtinAddressBooks);
+}
+
+/** The policy factory for a built-in name (`block`) or a module path (`./my-policy.ts`). */
+export function resolvePolicy(name: string, dir: string): Promise<AnyPolicyFactory> {
+  return resolveRole('policy', name, dir, policyLoaders);
+}
+
+/**
+ * The factories of every `use:` of a `policies:` list, by `use:` value; a `use:` that does not
+ * resolve is one error line naming its rule (`policies[1] (x).use: unknown policy …`).
+ */
+export async function resolvePolicies(
+  rules: readonly { readonly name: string; readonly use: string }[],
+  dir: string,
+  errors: string[],
+): Promise<ReadonlyMap<string, AnyPolicyFactory>> {
+  const out = new Map<string, AnyPolicyFactory>();
+  for (const [i, rule] of rules.entries()) {
+    if (out.has(rule.use)) continue;
+    try {
+      out.set(rule.use, await resolvePolicy(rule.use, dir));
+    } catch (e) {
+      errors.push(`policies[${i}] (${rule.name}).use: ${(e as Error).message}`);
+    }
+  }
+  return out;
 }

@@ -23,13 +23,14 @@ import type { PluginContext } from '../../src/contracts/plugin.ts';
 import type { AddressBook } from '../../src/contracts/types.ts';
 import { DrainSet } from '../../src/data-path/drain.ts';
 import { HealthManager } from '../../src/health/index.ts';
-import { hasDescriptorBudget, isRegistryProvider } from '../../src/panel/capabilities.ts';
+import { hasDescriptorBudget, isRegistryProvider, sharesPolicyCounters } from '../../src/panel/capabilities.ts';
 import type { Engine, LoadedConfig, PanelRuntime } from '../../src/panel/contract.ts';
 import { checkNofile, descriptorsPerConnection } from '../../src/process/nofile.ts';
 import { LocalRegistry } from '../../src/registry/local.ts';
 import { IssuedCertificates } from '../../src/tls/issued.ts';
 import { BackendSync } from './backend-sync.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
+import { localCounting, type PolicyCounting, sharedCounting } from './engine-policies.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
 import { RouteDebugLog } from './route-debug.ts';
 
@@ -56,6 +57,11 @@ export interface RuntimeOptions {
   readonly admission?: Admission;
   /** Listeners bind with SO_REUSEPORT (worker threads). */
   readonly reusePort?: boolean;
+  /**
+   * Where the policies' counters live (engine-policies.ts); default: this thread's own, or a
+   * shared store when the panel's threads count once for the process (the worker panel).
+   */
+  readonly policyCounting?: PolicyCounting;
 }
 
 export type { Engine } from '../../src/panel/contract.ts';
@@ -87,6 +93,8 @@ export class Runtime implements PanelRuntime {
   readonly #exhausted: ExhaustionLog;
   /** Routing decisions at debug level (subscribed only while the level asks for them). */
   readonly #routeDebug: RouteDebugLog;
+  /** Where each engine's policy counters come from (the previous engine's carry over). */
+  #policyCounting: PolicyCounting = localCounting;
 
   private constructor(
     engine: Engine,
@@ -137,15 +145,18 @@ export class Runtime implements PanelRuntime {
       },
     };
     const issued = new IssuedCertificates(logger);
+    const policyCounting =
+      options.policyCounting ?? (sharesPolicyCounters(panel, loaded.panel.options) ? sharedCounting : localCounting);
     let engine: Engine;
     try {
-      engine = await buildEngine(loaded, context, issued);
+      engine = await buildEngine(loaded, context, issued, { counting: policyCounting });
     } catch (e) {
       health.close();
       throw e;
     }
     runtime = new Runtime(engine, registry, health, logger, accessLog, options.accessLog !== undefined, random, issued);
     runtime.#injectedLogger = options.logger !== undefined;
+    runtime.#policyCounting = policyCounting;
     if (options.admission !== undefined) runtime.admission = options.admission;
     runtime.reusePort = options.reusePort ?? false;
     runtime.#syncBackends(engine.book);
@@ -233,14 +244,17 @@ export class Runtime implements PanelRuntime {
   }
 
   /**
-   * Hot reload: builds and starts a complete engine for `loaded` (nofile check, address book,
-   * operator), runs `beforeSwap` (the panel binds new listeners there; it returns the commit
+   * Hot reload: builds and starts a complete engine for `loaded` (nofile check, policies on the
+   * current engine's counters, address book, operator), runs `beforeSwap` (the panel binds new listeners there; it returns the commit
    * step), swaps one reference and retires the old engine. On any failure what was built is
    * closed and the old engine keeps serving; the error is rethrown.
    */
   async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
     checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded), panelReserve(loaded));
-    const engine = await buildEngine(loaded, this.context(loaded), this.issued);
+    const engine = await buildEngine(loaded, this.context(loaded), this.issued, {
+      previous: this.#engine.policies,
+      counting: this.#policyCounting,
+    });
     let commit: (() => void) | undefined;
     try {
       commit = await beforeSwap?.(engine);

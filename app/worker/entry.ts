@@ -18,7 +18,8 @@ import { countsListeners, isReconfigurable } from '../../src/panel/capabilities.
 import type { BoundPanel, LoadedConfig } from '../../src/panel/contract.ts';
 import { SharedRegistry } from '../../src/registry/shared.ts';
 import { enginePanels } from '../plugins/engine-panels.ts';
-import { resolveAddressBook, resolveOperator } from '../plugins/resolve.ts';
+import { resolveAddressBook, resolveOperator, resolvePolicies } from '../plugins/resolve.ts';
+import { attachedCounting } from '../runtime/engine-policies.ts';
 import { installProcessPolicy } from '../runtime/process-policy.ts';
 import { Runtime } from '../runtime/runtime.ts';
 import { findOnly, type SnapshotBook, snapshotBookFactory } from './book.ts';
@@ -39,6 +40,8 @@ class WorkerLoop {
   readonly #decisions = new Map<number, (go: boolean) => void>();
   #runtime: Runtime | undefined;
   #panel: BoundPanel | undefined;
+  /** The shared policy counters of the engine being built (its spec's; the main thread sized them). */
+  #policyCounters: EngineSpec['policyCounters'];
   #version: string;
   #stats = '';
   #statsTimer: NodeJS.Timeout | undefined;
@@ -47,6 +50,7 @@ class WorkerLoop {
     this.#port = port;
     this.#init = init;
     this.#version = init.engine.version;
+    this.#policyCounters = init.engine.policyCounters;
     const { config } = init.engine;
     this.#reports = new ThreadReports(port, {
       metrics: config.admin !== undefined,
@@ -71,6 +75,8 @@ class WorkerLoop {
       // Caps counted once for the process; every thread binds the same addresses (SO_REUSEPORT).
       admission: SharedAdmission.view(this.#init.admission, this.#init.index),
       reusePort: true,
+      // Policy counts are process-wide: every engine compiles on the store its spec names.
+      policyCounting: attachedCounting(() => this.#policyCounters),
     });
     this.#runtime = runtime;
     for (const u of this.#init.issued) runtime.issued.apply(u);
@@ -102,11 +108,15 @@ class WorkerLoop {
         if (late !== undefined) book.apply(late);
       });
     }
+    const errors: string[] = [];
+    const policies = await resolvePolicies(spec.config.policies, spec.dir, errors);
+    if (errors.length > 0) throw new SwitchboardError('SWB_ERR_PLUGIN', errors.join('; '));
     return {
       file: spec.file,
       dir: spec.dir,
       text: spec.text,
       config: spec.config,
+      policies,
       // The thread runs the engine panel; the worker panel itself lives on the main thread.
       panel: { factory: enginePanels[engineOf(spec.config.panel)], options: {} },
       operator: { factory: operator, options: spec.operator.options },
@@ -150,7 +160,9 @@ class WorkerLoop {
     const panel = this.#panel!;
     let acked = false;
     try {
-      await runtime.reload(await this.#loaded(spec), async () => {
+      const loaded = await this.#loaded(spec);
+      this.#policyCounters = spec.policyCounters;
+      await runtime.reload(loaded, async () => {
         const listeners = isReconfigurable(panel) ? await panel.reconfigure(spec.config.listeners) : undefined;
         this.#registry.adopt(spec.slots);
         const decided = new Promise<boolean>((resolve) => this.#decisions.set(seq, resolve));

@@ -14,8 +14,10 @@ import {
   isPanelValidator,
   type PanelValidator,
   type RegistryProvider,
+  type SharedPolicyCounting,
 } from '../../src/panel/capabilities.ts';
 import type { AnyPanelFactory, BoundPanel, Engine, PanelFactory, PanelRuntime } from '../../src/panel/contract.ts';
+import { SharedCounters, type SharedCountersState } from '../../src/policy/shared-counters.ts';
 import { descriptorsPerConnection } from '../../src/process/nofile.ts';
 import { SharedRegistry, sharedRegistryFor, workerThreads } from '../../src/registry/shared.ts';
 import { IssuedCertificates, type IssuedUpdate } from '../../src/tls/issued.ts';
@@ -46,6 +48,12 @@ export function bookSpecOf(engine: Engine): BookSpec {
   if (table !== undefined && table !== null) return { kind: 'bfe', table, version: book.version };
   const { name } = engine.loaded.config.addressBook;
   return { kind: 'module', name, options: engine.loaded.addressBook.options };
+}
+
+/** The state of the shared store `engine`'s policies count in (the main thread compiled them on it). */
+function sharedPolicyCounters(engine: Engine): SharedCountersState | undefined {
+  const counters = engine.policies.counters;
+  return counters instanceof SharedCounters ? counters.state : undefined;
 }
 
 class WorkerPanel implements BoundPanel, EngineFollower {
@@ -182,6 +190,7 @@ class WorkerPanel implements BoundPanel, EngineFollower {
       operator: { name: loaded.config.operator.name, options: loaded.operator.options },
       book: bookSpecOf(engine),
       slots: this.#registry!.slots(),
+      policyCounters: sharedPolicyCounters(engine),
     };
   }
 
@@ -208,6 +217,9 @@ class WorkerPanel implements BoundPanel, EngineFollower {
   #onExit(w: WorkerThread, code: number): void {
     this.#registry!.forgetWorker(w.index);
     this.#admission.forgetWorker(w.index);
+    // Its in-flight holds would stay counted: every count is cleared (relaxed, never stuck).
+    const counters = this.#runtime.engine.policies.counters;
+    if (counters instanceof SharedCounters) counters.forgetHolds();
     if (this.#closing || this.#workers[w.index] !== w) return;
     const young = Date.now() - w.startedAt < HEALTHY_AFTER_MS;
     const delay = young ? Math.min((this.#delays[w.index] ?? RESTART_MIN_MS / 2) * 2, RESTART_MAX_MS) : RESTART_MIN_MS;
@@ -294,7 +306,8 @@ export function workerPanel(
 ): PanelFactory<WorkerOptions> &
   PanelValidator<WorkerOptions> &
   RegistryProvider<WorkerOptions> &
-  DescriptorBudget<WorkerOptions> {
+  DescriptorBudget<WorkerOptions> &
+  SharedPolicyCounting<WorkerOptions> {
   return {
     name: 'worker',
     options: workerOptions,
@@ -316,6 +329,8 @@ export function workerPanel(
       workerThreads(options.threads) * (THREAD_DESCRIPTORS + config.listeners.length),
     // Threads share backend state through one registry in shared memory (src/registry/shared.ts).
     registry: (options) => sharedRegistryFor(options.threads),
+    // Policy counters too: a limit of 100/s with 4 threads forwards 100/s (src/policy/shared-counters.ts).
+    sharesPolicyCounters: () => true,
   };
 }
 

@@ -6,6 +6,7 @@
 import type { SharedAdmissionState } from '../../src/admission/shared-admission.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import type { Config } from '../../src/config/schema.ts';
+import type { SharedCountersState } from '../../src/policy/shared-counters.ts';
 import type { SharedRegistryState } from '../../src/registry/shared.ts';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';
 
@@ -31,6 +32,11 @@ export interface EngineSpec {
   readonly book: BookSpec;
   /** The owner registry's id → slot map. */
   readonly slots: [string, number][];
+  /**
+   * The shared store the policies count in (the main thread compiled them on it first): the
+   * thread attaches and compiles on it, so counts are process-wide.
+   */
+  readonly policyCounters: SharedCountersState | undefined;
 }
 
 /** What a worker starts with (`workerData`). */

@@ -100,6 +100,9 @@ export interface AccessRecord {
   /** gRPC requests the router answered itself: the `grpc-status` sent (the wire `:status` is 200). */
   grpcStatus?: number;
   reason?: string;
+  /** The `policies:` rule that fired (its name), and what it did: `close` or `answer` (issue 42). */
+  policy?: string;
+  action?: string;
   /** 'request' on per-request lines (log.accessMode: per-request); absent on connection lines. */
   line?: 'request';
 }

@@ -9,6 +9,7 @@ import { parseCidr } from '../base/ip.ts';
 import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
 import { notSecret } from './not-secret.ts';
+import { policiesSchema } from './policies.ts';
 
 /** The admin listener's read endpoints, the values `admin.open` may list (never `POST /reload`). */
 export const ADMIN_READ_PATHS = [
@@ -238,6 +239,8 @@ export const configSchema = z
         accessMode: z.enum(['auto', 'per-connection', 'per-request']).default('auto'),
       })
       .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto' }),
+    /** Rules at the callback points, in order (src/policy/, docs/policies.md); only `connection` is enforced yet. */
+    policies: policiesSchema.default([]),
   })
   .superRefine((c, ctx) => {
     if (c.admin !== undefined) checkAdminTimeouts(c.admin, ctx);

@@ -9,6 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Deadline } from '../base/deadline.ts';
 import type { MemberNode } from '../base/member-list.ts';
 import type { ListenerConfig } from '../config/schema.ts';
+import type { Hold } from '../contracts/policy.ts';
 import type { Engine } from '../panel/contract.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import type { ProxyWaiter } from './proxy-in.ts';
@@ -54,6 +55,8 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
   declare readonly bound: unknown;
   /** Its place among the pipeline's open connections (src/base/member-list.ts). */
   declare member: MemberNode<Socket> | undefined;
+  /** What the `connection` policies let it through holding (an in-flight slot); given back by `done`. */
+  declare policyHold: Hold | undefined;
   #steps: PipelineSteps | undefined;
 
   constructor(
@@ -84,6 +87,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     this.lifetime = undefined;
     this.halfClose = undefined;
     this.member = undefined;
+    this.policyHold = undefined;
   }
 
   /** Milliseconds left of the peek deadline (`limits.peekTimeout` from accept), at least 1. */
@@ -91,7 +95,7 @@ export class Connection implements ProxyWaiter, HandshakeWaiter {
     return Math.max(1, Math.round(this.engine.limits.peekTimeout - (performance.now() - this.acceptedAt)));
   }
 
-  /** The connection has fully closed: gives its admission slot back (later calls do nothing). */
+  /** The connection has fully closed: gives its admission slot and policy hold back (later calls do nothing). */
   done(): void {
     const steps = this.#steps;
     if (steps === undefined) return;

@@ -3,7 +3,8 @@
  * and takes every accepted socket through the steps every panel shares, then hands it to the
  * panel's protocol handler:
  *
- *   accept → trustedSources → caps (admission) → PROXY header in → TLS termination → handler
+ *   accept → trustedSources → caps (admission) → PROXY header in → connection policies
+ *     → TLS termination → handler
  *
  * Each step ends a refused connection with one access line and gives its admission slot back
  * exactly once (Connection.done). The hot path is callbacks on one Connection object: no
@@ -19,6 +20,7 @@ import type { ListenerConfig } from '../config/schema.ts';
 import { logConnection, millisSince } from '../data-path/access-record.ts';
 import { LINGER_MS } from '../data-path/answer.ts';
 import type { PanelRuntime } from '../panel/contract.ts';
+import type { PolicySet } from '../policy/policy-set.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
 import type { ListenerTls } from '../tls/listener-tls.ts';
 import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts';
@@ -26,6 +28,7 @@ import { bindListener, boundAddress } from './bind.ts';
 import { clientAddress, clientText, readPeer } from './client-address.ts';
 import { clientKey } from './client-key.ts';
 import { Connection, type PipelineSteps } from './connection.ts';
+import { connectionPoint } from './connection-point.ts';
 import { readProxyHeader } from './proxy-in.ts';
 import { sameSocket, trustCheck } from './same-socket.ts';
 import { Terminator } from './terminator.ts';
@@ -263,9 +266,12 @@ export class ListenerPipeline implements PipelineSteps {
     else this.afterProxy(c);
   }
 
-  /** Step 4: TLS termination on `tls: terminate` listeners, with the engine of the connection. */
+  /** Step 3c, the `connection` policies, then step 4: TLS termination on `tls: terminate` listeners. */
   afterProxy(c: Connection): void {
     if (c.proxy !== undefined && c.engine.limits.maxConnectionsPerClient > 0 && !this.#admitProxied(c)) return;
+    // No rule at the point: one length check, nothing made.
+    const policies = c.engine.policies;
+    if (policies.has('connection') && !this.#connectionPolicies(c, policies)) return;
     if (c.listener.tls !== 'terminate') {
       this.#options.handle(c);
       return;
@@ -300,6 +306,31 @@ export class ListenerPipeline implements PipelineSteps {
     c.key = key;
     c.handle = handle;
     return true;
+  }
+
+  /**
+   * Step 3c: the engine's `connection` rules (issue 42). A pass may hold a slot (in-flight of
+   * connections), given back by `ended`; a close (or an answer, which compile refuses at this
+   * point) closes the socket at once, nothing answered, the line and a debug log naming the rule.
+   */
+  #connectionPolicies(c: Connection, policies: PolicySet): boolean {
+    const outcome = policies.connection(connectionPoint(c));
+    if (outcome.verdict.action === 'pass') {
+      c.policyHold = outcome;
+      return true;
+    }
+    const source = c.proxy?.command === 'proxy' ? c.proxy.source : undefined;
+    const client = source === undefined ? clientText(c.ip, c.port) : clientText(source.ip, source.port);
+    const rule = outcome.rule ?? '';
+    this.#runtime.logger.debug(
+      { listener: c.listener.name, client, policy: rule, use: outcome.policy },
+      'connection closed by policy',
+    );
+    this.refused(c, 'policy_closed', `policy ${rule} (${outcome.policy ?? ''})`, undefined, client, {
+      policy: rule,
+      action: 'close',
+    });
+    return false;
   }
 
   #terminate(c: Connection, tls: ListenerTls): void {
@@ -342,13 +373,17 @@ export class ListenerPipeline implements PipelineSteps {
     this.#options.handle(c);
   }
 
-  /** A step refused the connection: close it, one access line (`client`: the socket peer unless given), slot back. */
+  /**
+   * A step refused the connection: close it, one access line (`client`: the socket peer unless
+   * given; `fired`: the policy rule that closed it), slot back.
+   */
   refused(
     c: Connection,
     result: string,
     reason: string,
     protocol: string | undefined,
     client = clientText(c.ip, c.port),
+    fired?: { readonly policy: string; readonly action: string },
   ): void {
     c.raw.destroy();
     const record: AccessRecord = {
@@ -361,12 +396,17 @@ export class ListenerPipeline implements PipelineSteps {
       reason,
     };
     if (protocol !== undefined) record.protocol = protocol;
+    if (fired !== undefined) {
+      record.policy = fired.policy;
+      record.action = fired.action;
+    }
     logConnection(record, this.#runtime.accessLog);
     c.done();
   }
 
-  /** Connection.done: the slot, the engine hold and the timers go back, once. */
+  /** Connection.done: the slot, the policy hold, the engine hold and the timers go back, once. */
   ended(c: Connection): void {
+    c.policyHold?.release();
     if (c.lifetime !== undefined) disarm(c.lifetime);
     if (c.halfClose !== undefined) disarm(c.halfClose);
     const b = c.bound as Bound;

@@ -58,6 +58,20 @@ export function isRegistryProvider<O>(f: PanelFactory<O>): f is PanelFactory<O> 
   return typeof (f as Partial<RegistryProvider>).registry === 'function';
 }
 
+/**
+ * Optional panel-factory capability: the panel's threads count `policies:` rules once for the
+ * process (the worker panel), so every engine compiles them on a shared counter store
+ * (src/policy/shared-counters.ts) that the panel hands its threads.
+ */
+export interface SharedPolicyCounting<O = unknown> {
+  sharesPolicyCounters(options: O): boolean;
+}
+
+export function sharesPolicyCounters<O>(f: PanelFactory<O>, options: O): boolean {
+  const share = (f as Partial<SharedPolicyCounting<O>>).sharesPolicyCounters;
+  return typeof share === 'function' && share(options);
+}
+
 /** Optional panel capability: applies listener changes in place on reload. */
 export interface ReconfigurablePanel {
   /** Step 1 binds new or moved listeners (throws on failure); the returned step 2 commits after the swap. */

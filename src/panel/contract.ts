@@ -20,8 +20,10 @@ import type { Logger, ReopenableAccessLog } from '../base/log.ts';
 import type { Config, Limits } from '../config/schema.ts';
 import type { BackendRegistry } from '../contracts/backend-registry.ts';
 import type { AddressBookFactory, OperatorFactory, OperatorInstance } from '../contracts/plugin.ts';
+import type { AnyPolicyFactory } from '../contracts/policy.ts';
 import type { AddressBook, Panel } from '../contracts/types.ts';
 import type { DrainSet } from '../data-path/drain.ts';
+import type { PolicySet } from '../policy/policy-set.ts';
 import type { EngineTls } from '../tls/engine-tls.ts';
 
 /** One config version's routing machinery. Immutable once built. */
@@ -34,6 +36,11 @@ export interface Engine {
   readonly version: string;
   /** Terminating listeners' certificates and the upstream TLS contexts of this config (src/tls/). */
   readonly tls: EngineTls;
+  /**
+   * The `policies:` rules of this config, compiled and started (src/policy/); the listener
+   * pipeline asks `policies.connection` at accept. Closed when the engine closes.
+   */
+  readonly policies: PolicySet;
 }
 
 /** The runtime as a panel sees it. */
@@ -92,6 +99,8 @@ export interface LoadedConfig {
   readonly panel: ResolvedPanel;
   readonly operator: { readonly factory: OperatorFactory; readonly options: unknown };
   readonly addressBook: { readonly factory: AddressBookFactory; readonly options: unknown };
+  /** The factory of each `use:` of `config.policies`, by its `use:` value (built-in name or module path). */
+  readonly policies: ReadonlyMap<string, AnyPolicyFactory>;
   /** The raw text, for change detection (an identical config is a no-op on reload). */
   readonly text: string;
 }

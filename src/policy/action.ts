@@ -1,7 +1,8 @@
 /** A rule's `action:` compiled once: close, or a frozen answer. */
+
+import type { ActionConfig } from '../config/policies.ts';
 import type { RuleAction } from '../contracts/policy.ts';
 import { makeAnswer } from './answer.ts';
-import type { ActionConfig } from './schema.ts';
 
 const CLOSE: RuleAction = Object.freeze({ action: 'close' });
 

@@ -2,27 +2,9 @@
  * Answers in the router's own words, built once per snapshot: a status, header lines, a small
  * body. The panel adds the framing (Content-Length, Connection) when it writes one.
  */
-import { z } from 'zod';
 import type { PolicyAnswer } from '../contracts/policy.ts';
 
-/** The largest inline or file body an answer carries: 1 MiB (a maintenance page). */
-export const ANSWER_BODY_LIMIT = 1024 * 1024;
-
-/** A header name (RFC 9110 token); the framing headers are the router's. */
-const headerName = z
-  .string()
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'expected a header name (letters, digits, -)')
-  .refine((n) => !/^(content-length|transfer-encoding|connection)$/i.test(n), {
-    message: 'the router writes Content-Length, Transfer-Encoding and Connection itself',
-  });
-/** A header value: visible text, no CR, LF or NUL. */
-const headerValue = z.string().regex(/^[^\r\n\0]*$/, 'expected a header value without CR, LF or NUL');
-
-/** `headers: { Retry-After: "120" }`. */
-export const headersSchema = z.record(headerName, headerValue);
-
-/** An HTTP status the router may answer with. */
-export const statusSchema = z.number().int().min(200).max(599);
+export { ANSWER_BODY_LIMIT, headersSchema, statusSchema } from '../config/policies.ts';
 
 /** The parts of an answer as written in config. */
 export interface AnswerParts {

@@ -17,6 +17,7 @@
 import type { Logger } from 'pino';
 import { type Condition, compileCondition } from '../condition/index.ts';
 import { formatIssues } from '../config/errors.ts';
+import type { PoliciesConfig, PolicyRuleConfig } from '../config/policies.ts';
 import type {
   AnyPolicyFactory,
   PointContext,
@@ -31,7 +32,6 @@ import { PolicyPointError, PolicyRuleError } from './errors.ts';
 import { ruleIdentity } from './identity.ts';
 import { conditionNeed, laterPoint, pointOrder } from './points.ts';
 import { type CompiledRule, PolicySet, type RuleAt, type RulesByPoint } from './policy-set.ts';
-import type { PoliciesConfig, PolicyRuleConfig } from './schema.ts';
 
 /** What compiling needs besides the rules. */
 export interface CompileOptions {

@@ -1,6 +1,7 @@
 /**
- * The schema of the top-level `policies:` list (issue 42). Exported for the config schema to
- * join in the next step; until then `policies:` is refused by the config.
+ * The schema of the top-level `policies:` list (issue 42), joined into the config schema
+ * (schema.ts). It sits here, below src/policy/ (which compiles the rules), so the config
+ * imports nothing above its row; the answer parts (status, headers, body limit) with it.
  *
  *   policies:
  *     - { name: deny-list, use: block, options: { file: conf/deny.txt } }
@@ -11,7 +12,25 @@
  */
 import { z } from 'zod';
 import { POLICY_POINTS } from '../contracts/policy.ts';
-import { ANSWER_BODY_LIMIT, headersSchema, statusSchema } from './answer.ts';
+
+/** The largest inline or file body an answer carries: 1 MiB (a maintenance page). */
+export const ANSWER_BODY_LIMIT = 1024 * 1024;
+
+/** A header name (RFC 9110 token); the framing headers are the router's. */
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'expected a header name (letters, digits, -)')
+  .refine((n) => !/^(content-length|transfer-encoding|connection)$/i.test(n), {
+    message: 'the router writes Content-Length, Transfer-Encoding and Connection itself',
+  });
+/** A header value: visible text, no CR, LF or NUL. */
+const headerValue = z.string().regex(/^[^\r\n\0]*$/, 'expected a header value without CR, LF or NUL');
+
+/** `headers: { Retry-After: "120" }`. */
+export const headersSchema = z.record(headerName, headerValue);
+
+/** An HTTP status the router may answer with. */
+export const statusSchema = z.number().int().min(200).max(599);
 
 /** `respond: 403` or `respond: { status, headers, body, contentType }`. */
 const respondSchema = z.union([
