@@ -2,12 +2,14 @@
  * The JSON Schema (draft 2020-12) of the whole config, plugin options included: the core schema
  * (src/config/schema.ts) with `panel`, `operator` and `addressBook` replaced by one branch per
  * built-in plugin (`{ name: <const>, ...that plugin's own options }`), plus a plain name and a
- * module path (whose options only the module knows). Printed by `switchboard schema`; editors
+ * module path (whose options only the module knows); each `policies:` rule likewise, one branch
+ * per built-in policy (`use: <const>` with that policy's `options`) and one for a module path. Printed by `switchboard schema`; editors
  * use it through the YAML language server (docs/config-schema.md).
  */
 import { z } from 'zod';
 import { builtinAddressBooks } from '../address-books/index.ts';
 import { builtinOperators } from '../operators/index.ts';
+import { builtinPolicies } from '../policies/index.ts';
 import { DURATION_PATTERN, durationNumber, durationText } from '../src/config/duration.ts';
 import { configSchema } from '../src/config/schema.ts';
 import type { Factory } from '../src/contracts/plugin.ts';
@@ -77,6 +79,26 @@ function pluginRole(role: string, factories: Readonly<Record<string, Factory<unk
   };
 }
 
+/** A `policies:` rule: one branch per built-in policy with its own `options`, or a module path. */
+function policyRules(list: JsonSchema): JsonSchema {
+  const rule = list.items as JsonSchema;
+  const properties = rule.properties as Record<string, unknown>;
+  const branch = (title: string, use: JsonSchema, options: JsonSchema | undefined): JsonSchema => ({
+    ...rule,
+    title,
+    properties: { ...properties, use, ...(options === undefined ? {} : { options }) },
+  });
+  const branches = Object.entries(builtinPolicies).map(([name, f]) =>
+    branch(`policy ${name}`, { const: name }, f.options === undefined ? undefined : toJson(f.options)),
+  );
+  const names = Object.keys(builtinPolicies).join(', ');
+  return {
+    ...list,
+    description: `rules at the callback points, in order (docs/policies.md); use: a built-in (${names}) or a module path`,
+    items: { anyOf: [...branches, branch('policy module', { type: 'string', pattern: MODULE_PATH }, undefined)] },
+  };
+}
+
 /** The config's JSON Schema (draft 2020-12). */
 export async function configJsonSchema(): Promise<JsonSchema> {
   const root = toJson(configSchema);
@@ -86,6 +108,7 @@ export async function configJsonSchema(): Promise<JsonSchema> {
   properties.panel = { ...pluginRole('panel', builtinPanels), default: 'net' };
   properties.operator = { ...pluginRole('operator', builtinOperators), default: 'bfe' };
   properties.addressBook = { ...pluginRole('address book', books), default: 'bfe' };
+  properties.policies = policyRules(properties.policies as JsonSchema);
   return {
     $schema: DRAFT,
     title: 'Switchboard config (switchboard.yaml)',

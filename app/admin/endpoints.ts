@@ -16,6 +16,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'GET /backends': 'every backend: state (up/down/draining/disabled), weight, health, connections, slow start',
   'GET /version': 'the running config version and file',
   'GET /config': 'the effective config (defaults applied), secrets redacted',
+  'GET /policies': 'the policies: rules in order (name, use, point, when) with the actions each took',
   'POST /reload': 'reload the config file now',
   'GET /backends/{id}': 'one backend as /backends shows it (drained: out of service with no connection left)',
   'POST /backends/{id}/drain': 'no new connections or requests to the backend; open ones finish',

@@ -31,6 +31,7 @@ import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from
 import { configView } from './config-view.ts';
 import type { AdminDeps, Handler } from './deps.ts';
 import { indexOf } from './endpoints.ts';
+import { policiesView } from './policies-view.ts';
 import { dataHandler, explainHandler, fileHandler, pageHandler, redirectHandler } from './ui-routes.ts';
 
 function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
@@ -91,6 +92,7 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ['POST /reload', reload],
   ['GET /', (req, res) => indexOf(req, res, [...routes.keys()])],
   ['GET /config', (_q, res, deps) => json(res, 200, configView(deps.runtime.engine.loaded))],
+  ['GET /policies', (_q, res, deps) => json(res, 200, policiesView(deps.runtime.engine, deps.metrics.policyActions))],
   ['GET /backends/{id}', oneHandler(json)],
   ['POST /backends/{id}/drain', modeHandler('draining', json)],
   ['POST /backends/{id}/disable', modeHandler('disabled', json)],

@@ -12,7 +12,10 @@
  * 4. Per backend, where the panel frames requests (per-request routing, the http2 panel): one
  *    cheap count per request end (backend-requests.ts), labelled by the cluster and backend id
  *    from the config and the result code (bounded sets).
- * 5. `close()` unsubscribes every channel.
+ * 5. `policy-actions.ts`: `switchboard_policy_actions_total{policy,action}`, from the same
+ *    connection and request end records (their `policy` and `action`), also by rule for
+ *    `GET /policies`.
+ * 6. `close()` unsubscribes every channel.
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
  */
@@ -28,18 +31,23 @@ import type { Runtime } from '../runtime/runtime.ts';
 import { BackendRequestMetrics } from './backend-requests.ts';
 import { backendStateGauges } from './backend-states.ts';
 import { registerCertificateMetrics } from './certificates.ts';
+import { PolicyActions } from './policy-actions.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** The metrics of one router. */
 export class Metrics {
   readonly registry = new Registry();
+  /** What the `policies:` rules did, by rule and action (policy-actions.ts). */
+  readonly policyActions: PolicyActions;
   readonly #subscriptions: [string, (message: unknown) => void][] = [];
   /** Accept time by socket peer `ip:port`, for the peek duration (matched when the route is decided). */
   readonly #accepted = new Map<string, number>();
 
   constructor(runtime: Runtime, panel: Panel) {
     const registers = [this.registry];
+    const policyActions = new PolicyActions(this.registry);
+    this.policyActions = policyActions;
     const connections = new Counter({
       name: 'switchboard_connections_total',
       help: 'Client connections ended, by listener and result code (ok, no_route, overloaded, ...)',
@@ -162,6 +170,7 @@ export class Metrics {
     });
     this.#on(channels.requestEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
+      policyActions.note(record);
       requests.inc({
         product: record.product ?? '',
         cluster: record.cluster ?? '',
@@ -175,6 +184,7 @@ export class Metrics {
     });
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
+      policyActions.note(record);
       connections.inc({ listener: record.listener, result: record.result });
       bytes.inc({ listener: record.listener, direction: 'in' }, record.bytesIn);
       bytes.inc({ listener: record.listener, direction: 'out' }, record.bytesOut);
