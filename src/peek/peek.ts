@@ -14,9 +14,10 @@
  */
 import type { Socket } from 'node:net';
 import { arm, Deadline, disarm } from '../base/deadline.ts';
-import { isSwitchboardError, type ResultCode, resultErrorCode, SwitchboardError } from '../base/errors.ts';
+import { isPeerError, isSwitchboardError, type ResultCode, resultErrorCode, SwitchboardError } from '../base/errors.ts';
 import type { ProxyHeader } from '../proxy-protocol/index.ts';
 import { GrowBuffer, type PeekWork } from './grow-buffer.ts';
+import { H2PeekError } from './h2-frames.ts';
 import type { H2cControl } from './h2c.ts';
 import type { PathNormalization } from './path.ts';
 import { type H2cMode, type Sniffed, type SniffedKind, Sniffer, type TlsMode } from './sniff.ts';
@@ -130,8 +131,7 @@ class Peek {
       sniffed = this.sniffer.decide(all);
     } catch (e) {
       if (!isSwitchboardError(e)) throw e;
-      const detail = e as { result?: ResultCode; h2Code?: number };
-      this.fail(detail.result ?? 'bad_request', e.message, detail.h2Code);
+      this.fail(isPeerError(e) ? e.result : 'bad_request', e.message, e instanceof H2PeekError ? e.h2Code : undefined);
       return;
     }
     if (!this.settingsSeen && this.sniffer.h2cSettingsEnd !== undefined) {
