@@ -16,29 +16,26 @@
  * per-request-links.ts (the current and idle links), per-request-idle.ts, exchange.ts, upstream-link.ts.
  */
 import type { Socket } from 'node:net';
-import { isPeerError, isSwitchboardError, RESULT_STATUS, type ResultCode } from '../../src/base/errors.ts';
+import { isPeerError, isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { MemberNode } from '../../src/base/member-list.ts';
 import { type Candidates, isRefusal, type Jack, type Request } from '../../src/contracts/types.ts';
-import { endRecord, logConnection } from '../../src/data-path/access-record.ts';
-import { discardUpTo, endWithLinger, errorResponse, LINGER_BYTES, statusOf } from '../../src/data-path/answer.ts';
+import { errorResponse, statusOf } from '../../src/data-path/answer.ts';
 import type { Drainable } from '../../src/data-path/drain.ts';
 import { splice } from '../../src/data-path/splice.ts';
 import type { Engine } from '../../src/panel/contract.ts';
 import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
-import { GrowBuffer } from '../../src/peek/grow-buffer.ts';
 import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
 import { releaseHeadScanner, takeHeadScanner } from '../../src/peek/scanner-spares.ts';
 import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
-import {
-  isUpstreamFailure,
-  openUpstreamThen,
-  pickFirst,
-  type Upstream,
-  type UpstreamFailure,
-} from '../../src/upstream/index.ts';
-import { Exchange } from './exchange.ts';
-import { type IdleMember, type IdleTicker, idleTickerFor, leaveTicker, Traffic } from './per-request-idle.ts';
+import { isUpstreamFailure, pickFirst, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import type { Exchange } from './exchange.ts';
+import { type ClientListener, handClientToTunnel, listenToClient } from './per-request-client-events.ts';
+import { openLink } from './per-request-connect.ts';
+import { answerClient, closeClient, reportConnectionEnd } from './per-request-end.ts';
+import { type IdleMember, IdleSeat, Traffic } from './per-request-idle.ts';
 import { ClientLinks, type WritableListener } from './per-request-links.ts';
+import { PendingBytes } from './per-request-pending.ts';
+import { ExchangeRecords } from './per-request-records.ts';
 import { type Resend, resendFor, resendsAfter } from './per-request-resend.ts';
 import type { PerRequestStart } from './per-request-start.ts';
 import { type LinkBreak, type LinkOwner, type LinkSettings, linkKey, UpstreamLink } from './upstream-link.ts';
@@ -50,32 +47,12 @@ import { type LinkBreak, type LinkOwner, type LinkSettings, linkKey, UpstreamLin
 type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closing';
 
 /**
- * The driver of a client socket, in a symbol slot on the socket (the shared listeners find it
- * there) rather than a WeakMap keyed by it: a WeakMap lookup on every read is a hash probe
- * (issue 18), and a young socket's entry an ephemeron the scavenger revisits.
+ * One per-request client connection, from its first routed head until its access line. Each
+ * event entry (ClientListener, LinkOwner, IdleMember, WritableListener) guards its step: a throw
+ * (a broken invariant) ends in `#failed`, which closes this connection and releases its slot
+ * instead of reaching the process.
  */
-const kDriver = Symbol('switchboard.perRequest');
-type DrivenSocket = Socket & { [kDriver]?: PerRequestDriver };
-
-// The client's listeners are shared by every driver (one function each, found again through the
-// socket's `kDriver` slot): no closure per connection for them (issue 18), and removeListener
-// names them. Each guards its step: a throw (a broken invariant) closes this connection and
-// releases its slot instead of reaching the process.
-function clientData(this: DrivenSocket, chunk: Buffer): void {
-  this[kDriver]?.onClientData(chunk);
-}
-function clientEnd(this: DrivenSocket): void {
-  this[kDriver]?.onClientEnd();
-}
-function clientError(this: DrivenSocket, err: Error): void {
-  this[kDriver]?.onClientError(err);
-}
-function clientClose(this: DrivenSocket): void {
-  this[kDriver]?.onClientClose();
-}
-
-/** One per-request client connection, from its first routed head until its access line. */
-export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, WritableListener {
+export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, IdleMember, WritableListener {
   readonly #start: PerRequestStart;
   readonly #client: Socket;
   readonly #limits: Engine['limits'];
@@ -85,27 +62,14 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   /** The scanner of a head split across reads (scanner-spares.ts: none between heads). */
   #scanner: Http1HeadScanner | undefined;
   /** Client bytes not framed yet (a partial head, or what came while the client must wait). */
-  #pending: Buffer | undefined;
-  /**
-   * While `#pending` grows read by read (a trickled head), its bytes live in one growing buffer,
-   * so each byte is copied once rather than the whole of `#pending` on every read (issue 17
-   * item 9); `#carried` is the window `#pending` must equal for the next read to append to it.
-   * Dropped as soon as `#pending` is something else, so an idle connection holds no buffer.
-   */
-  #carry: GrowBuffer | undefined;
-  #carried: Buffer | undefined;
+  readonly #pending: PendingBytes;
   /** The framing of the request body being forwarded. */
   #body: BodyTracker | undefined;
   #exchange: Exchange | undefined;
+  readonly #records: ExchangeRecords;
   /** The current request's bytes while it may be sent once more (per-request-resend.ts). */
   #resend: Resend | undefined;
-  /** The access record's client of the last request (`ip:port`) and the address it names. */
-  #recordClient: string | undefined;
-  #recordClientIp = '';
-  #recordClientPort = 0;
   #clientEnded = false;
-  /** No request was bound to a link yet: the next one fills the connection's access record. */
-  #firstBind = true;
   /** The connection's result: its first non-ok end. */
   #result = 'ok';
   #linger: NodeJS.Timeout | undefined;
@@ -117,8 +81,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   #finished = false;
   /** Client reads, for the idle tick (per-request-idle.ts). */
   readonly #traffic = new Traffic();
-  #idleTicker: IdleTicker | undefined;
-  #idleNode: MemberNode<IdleMember> | undefined;
+  readonly #idle = new IdleSeat();
   /** Its place among the runtime's drainable members (src/base/member-list.ts). */
   #drainNode: MemberNode<Drainable> | undefined;
 
@@ -127,21 +90,16 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
     const client = start.client;
     this.#client = client;
     this.#limits = start.engine.limits;
+    this.#pending = new PendingBytes(this.#limits.maxHeaderBytes);
+    this.#records = new ExchangeRecords(start);
     this.#links = new ClientLinks(this.#limits.maxIdleUpstreamsPerConnection, this);
     this.#linkSettings = {
       client,
       registry: start.runtime.registry,
       maxHeaderBytes: this.#limits.maxHeaderBytes,
     };
-    (client as DrivenSocket)[kDriver] = this;
-    client.on('data', clientData);
-    client.on('end', clientEnd);
-    client.on('error', clientError);
-    client.on('close', clientClose); // 'close' comes once: no `once` wrapper per connection
-    const ticker = idleTickerFor(this.#limits.idleTimeout);
-    if (ticker !== undefined) {
-      this.#idleTicker = ticker;
-      this.#idleNode = ticker.members.add(this);
+    listenToClient(client, this);
+    if (this.#idle.take(this, this.#limits.idleTimeout)) {
       // The shared timer's next tick may come at once: it sees this as traffic, so the quiet
       // ticks start after it (a silent connection closes after idleTimeout, never before).
       this.#traffic.count++;
@@ -170,21 +128,10 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   onClientData(chunk: Buffer): void {
     this.#traffic.count++;
     try {
-      let buf = chunk;
-      if (this.#pending !== undefined) {
-        if (this.#carry === undefined || this.#carried !== this.#pending) {
-          this.#carry = new GrowBuffer(this.#limits.maxHeaderBytes);
-          this.#carry.append(this.#pending);
-        }
-        buf = this.#carried = this.#carry.append(chunk);
-        this.#pending = undefined;
-      }
+      const buf = this.#pending.withRead(chunk);
       if (this.#state === 'head' || this.#state === 'body') this.#frame(buf, 0, 0);
-      else if (this.#state !== 'closing') this.#pending = buf; // paused states: kept for later
-      if (this.#carry !== undefined && this.#pending !== this.#carried) {
-        this.#carry = undefined;
-        this.#carried = undefined;
-      }
+      else if (this.#state !== 'closing') this.#pending.keep(buf); // paused states: kept for later
+      this.#pending.settle();
       this.#flow();
     } catch (err) {
       this.#failed(err);
@@ -212,7 +159,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
         continue;
       }
       if (this.#state !== 'head') {
-        if (off < buf.length && this.#state !== 'closing') this.#pending = buf.subarray(off);
+        if (off < buf.length && this.#state !== 'closing') this.#pending.keep(buf.subarray(off));
         break;
       }
       if (off >= buf.length) break;
@@ -233,7 +180,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
       }
       if (head === undefined) {
         this.#scanner = scanner; // the rest of the head comes in a later read
-        this.#pending = view;
+        this.#pending.keep(view);
         break;
       }
       releaseHeadScanner(scanner);
@@ -259,14 +206,14 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
     if (c.destroyed || state === 'tunnel') return;
     if (this.#clientEnded && state === 'head') {
       // The client has finished sending and nothing is in flight: nothing more can come.
-      this.#close(this.#pending === undefined ? 'ok' : 'client_closed');
+      this.#close(this.#pending.empty ? 'ok' : 'client_closed');
       return;
     }
     // While a response is awaited the client may still be read into `#pending`, up to a bound:
     // pausing and resuming the socket for every request would cost two syscalls each time.
     const want =
       ((state === 'head' || state === 'body') && !this.#links.full) ||
-      ((state === 'wait' || state === 'connecting') && (this.#pending?.length ?? 0) < this.#limits.maxHeaderBytes);
+      ((state === 'wait' || state === 'connecting') && this.#pending.length < this.#limits.maxHeaderBytes);
     if (want) {
       if (c.isPaused()) c.resume();
     } else if (state !== 'closing' && !c.isPaused()) c.pause();
@@ -295,8 +242,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
 
   /** Parses what the client sent while the last exchange was in flight. */
   #resumeParsing(): void {
-    const pending = this.#pending;
-    this.#pending = undefined;
+    const pending = this.#pending.take();
     if (pending !== undefined) this.#frame(pending, 0, 0);
     this.#flow();
   }
@@ -320,7 +266,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
       this.#refuse('bad_request', e.message, head.headLength);
       return -1;
     }
-    const ex = new Exchange(start.listener.name, this.#recordClientOf(request), this.#requestLog(), head, request);
+    const ex = this.#records.open(head, request);
     this.#exchange = ex;
     // Given back when the body is done (#requestSent); a refused head's is dropped.
     const body = takeTracker(head.bodyFraming);
@@ -357,74 +303,27 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
     return -1;
   }
 
-  /**
-   * The access record's client of `request` (`ip:port`): the string of the connection's previous
-   * request when the address is the same (it is, unless a forwarded header names another client),
-   * so a keep-alive connection builds it once.
-   */
-  #recordClientOf(request: Request): string {
-    if (
-      this.#recordClient === undefined ||
-      request.clientIp !== this.#recordClientIp ||
-      request.clientPort !== this.#recordClientPort
-    ) {
-      this.#recordClientIp = request.clientIp;
-      this.#recordClientPort = request.clientPort;
-      this.#recordClient = `${request.clientIp}:${request.clientPort}`;
-    }
-    return this.#recordClient;
-  }
-
-  /** Where an exchange's per-request line goes: the runtime's access log, or nowhere (connection lines). */
-  #requestLog(): PerRequestStart['runtime'] | undefined {
-    return this.#start.requestLines ? this.#start.runtime : undefined;
-  }
-
   /** Binds the routed exchange to `link` (`attempts`: of a new connection); the request's bytes follow. */
   #bind(link: UpstreamLink, attempts: number | undefined): void {
     const ex = this.#exchange!;
-    const record = ex.record;
-    record.backend = link.jack.backend.id;
-    if (attempts !== undefined) record.attempts = attempts;
-    if (this.#firstBind) {
-      this.#firstBind = false;
-      const connectionRecord = this.#start.connectionRecord;
-      connectionRecord.backend = record.backend;
-      if (record.product !== undefined) connectionRecord.product = record.product;
-      if (record.cluster !== undefined) connectionRecord.cluster = record.cluster;
-      if (attempts !== undefined) connectionRecord.attempts = attempts;
-    }
+    this.#records.bound(ex, link.jack.backend.id, attempts);
     link.expect(ex.method, ex.upgradeTo);
     this.#state = 'body';
   }
 
   /**
-   * A new connection through the upstream pipeline, starting with `first` and retrying per the
-   * cluster policy; the client is read into `#pending` meanwhile. Callbacks, no promise (issue
-   * 18: nothing async on the accept → connect path). One catch for the pipeline's bug report and
-   * for `#connected`: a throw in either (a broken invariant) closes this connection and the
-   * socket that was opened for it; it never reaches the socket's handler.
+   * A new connection through the upstream pipeline (per-request-connect.ts), starting with
+   * `first` and retrying per the cluster policy; the client is read into `#pending` meanwhile.
    */
   #connect(request: Request, candidates: Candidates, first: Jack, view: Buffer, consumed: number): void {
     this.#state = 'connecting';
-    const { engine, runtime } = this.#start;
-    openUpstreamThen(
+    openLink(
+      this.#start,
       request,
       candidates,
-      engine.operator,
-      runtime,
-      engine,
-      'frames',
-      (err, up) => {
-        try {
-          if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
-          this.#connected(up, request, candidates, view, consumed);
-        } catch (e) {
-          if (up !== undefined && !isUpstreamFailure(up)) up.socket.destroy();
-          this.#failed(e);
-        }
-      },
       first,
+      (up) => this.#connected(up, request, candidates, view, consumed),
+      (e) => this.#failed(e),
     );
   }
 
@@ -446,8 +345,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
       if (!isUpstreamFailure(up)) up.socket.destroy();
       return;
     }
-    this.#exchange!.record.attempts = up.attempts;
-    if (this.#firstBind) this.#start.connectionRecord.attempts = up.attempts;
+    this.#records.connectAttempts(this.#exchange!, up.attempts);
     if (isUpstreamFailure(up)) {
       this.#refuse(up.result, up.reason, consumed);
       return;
@@ -455,8 +353,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
     const link = new UpstreamLink(up.socket, up.jack, candidates, request, this.#linkSettings, this);
     this.#links.use(link);
     this.#bind(link, up.attempts);
-    const pending = this.#pending;
-    this.#pending = undefined;
+    const pending = this.#pending.take();
     const buf = pending === undefined ? view : Buffer.concat([view, pending]);
     this.#frame(buf, consumed, 0);
     // A client FIN that came while connecting, in the middle of a body: passed on now, as
@@ -474,16 +371,14 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   #resendOnNewLink(resend: Resend): void {
     this.#resend = undefined;
     this.#state = 'connecting';
-    const { engine, runtime } = this.#start;
-    openUpstreamThen(resend.request, resend.candidates, engine.operator, runtime, engine, 'frames', (err, up) => {
-      try {
-        if (err !== undefined || up === undefined) throw err ?? new Error('openUpstream settled without an outcome');
-        this.#resent(up, resend);
-      } catch (e) {
-        if (up !== undefined && !isUpstreamFailure(up)) up.socket.destroy();
-        this.#failed(e);
-      }
-    });
+    openLink(
+      this.#start,
+      resend.request,
+      resend.candidates,
+      undefined,
+      (up) => this.#resent(up, resend),
+      (e) => this.#failed(e),
+    );
   }
 
   /** The resend's connection is up (or refused): the kept request is written, its response awaited. */
@@ -574,13 +469,11 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
       if (link !== this.#links.current || ex === undefined) return;
       this.#state = 'tunnel';
       const c = this.#client;
-      c.removeListener('data', clientData);
-      c.removeListener('end', clientEnd);
-      this.#stopIdle();
+      handClientToTunnel(c);
+      this.#idle.leave();
       this.#links.use(undefined);
       this.#links.closeIdle();
-      const pending = this.#pending;
-      this.#pending = undefined;
+      const pending = this.#pending.take();
       const read = c.bytesRead;
       const written = c.bytesWritten;
       splice(c, link.socket, pending, this.#limits.idleTimeout, (end, reason) => {
@@ -651,8 +544,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   /** Drainable (src/data-path/drain.ts), graceful shutdown: between requests close now; otherwise after the current response. */
   drain(): void {
     this.#draining = true;
-    if (this.#begun && this.#state === 'head' && this.#exchange === undefined && this.#pending === undefined)
-      this.#close('ok');
+    if (this.#begun && this.#state === 'head' && this.#exchange === undefined && this.#pending.empty) this.#close('ok');
   }
 
   /**
@@ -663,9 +555,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
    * as forwarded bytes are, so a refused request logs what it cost like a proxied one.
    */
   #refuse(code: ResultCode, reason?: string, read = 0): void {
-    const ex =
-      this.#exchange ??
-      new Exchange(this.#start.listener.name, this.#start.connectionRecord.client, this.#requestLog());
+    const ex = this.#exchange ?? this.#records.forAnswer();
     this.#exchange = undefined;
     ex.record.bytesIn += read;
     // The access line counts the answer the client gets (nothing of a response went out before it).
@@ -689,25 +579,14 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   /** Writes the router's answer for `code` (Connection: close) and closes after a linger. */
   #answer(code: ResultCode, reason?: string): void {
     this.#stop(code);
-    const c = this.#client;
-    const bytes = errorResponse(code, reason);
-    if (bytes === undefined || c.destroyed) {
-      c.destroy();
-      return;
-    }
-    c.removeListener('data', clientData);
-    this.#linger = endWithLinger(c, bytes);
+    this.#linger = answerClient(this.#client, code, reason);
   }
 
   /** Ends the client gracefully after what was written (its idle timeout still applies). */
   #close(result: string): void {
     if (this.#state === 'closing') return;
     this.#stop(result);
-    const c = this.#client;
-    c.removeListener('data', clientData);
-    c.end();
-    // What the client still sends is read and dropped, up to the linger's bound (src/data-path/answer.ts).
-    discardUpTo(c, LINGER_BYTES);
+    closeClient(this.#client);
   }
 
   /** Closes everything now. */
@@ -719,7 +598,7 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
   /** State `closing`: every link closed, the first non-ok result kept. */
   #stop(result: string): void {
     this.#state = 'closing';
-    this.#pending = undefined;
+    this.#pending.take();
     this.#resend = undefined;
     if (this.#result === 'ok') this.#result = result;
     this.#links.closeAll();
@@ -756,12 +635,12 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
 
   /** IdleMember: one tick of the shared idle timer (per-request-idle.ts). */
   idleTick(): void {
-    if (this.#idleTicker === undefined) return; // left the ticker during this walk
+    if (!this.#idle.taken) return; // left the ticker during this walk
     try {
       const link = this.#links.current;
       const linkQuiet = link === undefined || link.traffic.tick();
       if (this.#traffic.tick(linkQuiet) && this.#traffic.idle) {
-        this.#stopIdle();
+        this.#idle.leave();
         this.#exchange?.finish('idle_timeout');
         this.#exchange = undefined;
         this.#abort('idle_timeout');
@@ -770,18 +649,9 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
       if (link?.traffic.idle) link.onTimeout();
       this.#links.tickIdle();
     } catch (err) {
-      this.#stopIdle();
+      this.#idle.leave();
       this.#failed(err);
     }
-  }
-
-  /** Leaves the idle ticker (tunnel, close, timeout). */
-  #stopIdle(): void {
-    const ticker = this.#idleTicker;
-    if (ticker === undefined) return;
-    this.#idleTicker = undefined;
-    if (this.#idleNode !== undefined) leaveTicker(ticker, this.#idleNode);
-    this.#idleNode = undefined;
   }
 
   /**
@@ -808,19 +678,8 @@ export class PerRequestDriver implements LinkOwner, Drainable, IdleMember, Writa
     const start = this.#start;
     start.runtime.drain.remove(this.#drainNode);
     this.#drainNode = undefined;
-    this.#stopIdle();
+    this.#idle.leave();
     if (this.#linger !== undefined) clearTimeout(this.#linger);
-    const result = this.#result;
-    const record = start.connectionRecord;
-    endRecord(record, start.conn.acceptedAt, result, statusOfResult(result));
-    record.bytesIn = this.#client.bytesRead;
-    record.bytesOut = this.#client.bytesWritten;
-    logConnection(record, start.requestLines ? undefined : start.runtime.accessLog);
-    start.conn.done();
+    reportConnectionEnd(start, this.#client, this.#result);
   }
-}
-
-/** The status the router answers a connection result with, when it is a result code. */
-function statusOfResult(result: string): number | undefined {
-  return result in RESULT_STATUS ? statusOf(result as ResultCode) : undefined;
 }

@@ -93,6 +93,38 @@ export function leaveTicker(ticker: IdleTicker, node: MemberNode<IdleMember>): v
   }
 }
 
+/**
+ * A member's seat at the ticker of its idleTimeout (none when idleTimeout is 0): taken once,
+ * left once (a tunnel, a close, a timeout).
+ */
+export class IdleSeat {
+  #ticker: IdleTicker | undefined;
+  #node: MemberNode<IdleMember> | undefined;
+
+  /** Seats `member` at the ticker of `idleTimeout`; false when there is none (no timeout). */
+  take(member: IdleMember, idleTimeout: number): boolean {
+    const ticker = idleTickerFor(idleTimeout);
+    if (ticker === undefined) return false;
+    this.#ticker = ticker;
+    this.#node = ticker.members.add(member);
+    return true;
+  }
+
+  /** The member still ticks (it has a seat and did not leave it). */
+  get taken(): boolean {
+    return this.#ticker !== undefined;
+  }
+
+  /** Leaves the ticker (again: nothing). */
+  leave(): void {
+    const ticker = this.#ticker;
+    if (ticker === undefined) return;
+    this.#ticker = undefined;
+    if (this.#node !== undefined) leaveTicker(ticker, this.#node);
+    this.#node = undefined;
+  }
+}
+
 function run(period: number): void {
   const t = tickers.get(period);
   if (t === undefined) return;

@@ -39,6 +39,11 @@
  *   per-request.ts           this entry: runPerRequest
  *   per-request-driver.ts    the driver: framing, route and link, connect, resend, exchange end, close
  *   per-request-start.ts     what the panel hands over (PerRequestStart, the connection's record)
+ *   per-request-client-events.ts   the client socket's shared listeners (ClientListener)
+ *   per-request-pending.ts   the client bytes not framed yet (PendingBytes)
+ *   per-request-records.ts   each exchange's record, and the connection's (ExchangeRecords)
+ *   per-request-connect.ts   a new link through the upstream pipeline (openLink)
+ *   per-request-end.ts       the answer, the close and the connection's line, as helpers
  *   per-request-links.ts     the current upstream link and the idle ones (ClientLinks)
  *   per-request-resend.ts    which request may be sent once more on a new link, and its copy
  *   per-request-idle.ts      the shared idle ticker and each socket's Traffic count

@@ -1,0 +1,72 @@
+/**
+ * The access records of a per-request connection: each exchange's record (exchange.ts) and the
+ * connection's own (`connectionRecord`), which the first request bound to a link fills with its
+ * route (backend, product, cluster, attempts).
+ *
+ * The record's client (`ip:port` of the request's client) is the string of the connection's
+ * previous request when the address is the same (it is, unless a forwarded header names another
+ * client), so a keep-alive connection builds it once.
+ */
+import type { Request } from '../../src/contracts/types.ts';
+import type { Http1Head } from '../../src/peek/http1.ts';
+import { Exchange } from './exchange.ts';
+import type { PerRequestStart } from './per-request-start.ts';
+
+/** Makes the exchanges of one connection and fills its record from the first bound one. */
+export class ExchangeRecords {
+  readonly #start: PerRequestStart;
+  /** The access record's client of the last request (`ip:port`) and the address it names. */
+  #client: string | undefined;
+  #clientIp = '';
+  #clientPort = 0;
+  /** No request was bound to a link yet: the next one fills the connection's access record. */
+  #firstBind = true;
+
+  constructor(start: PerRequestStart) {
+    this.#start = start;
+  }
+
+  /** The exchange of a routed head. */
+  open(head: Http1Head, request: Request): Exchange {
+    return new Exchange(this.#start.listener.name, this.#clientOf(request), this.#requestLog(), head, request);
+  }
+
+  /** The exchange of an answer to a request that has none (a head that failed to parse). */
+  forAnswer(): Exchange {
+    return new Exchange(this.#start.listener.name, this.#start.connectionRecord.client, this.#requestLog());
+  }
+
+  /** The attempts of a new connection for `ex` (before it is bound, or refused). */
+  connectAttempts(ex: Exchange, attempts: number): void {
+    ex.record.attempts = attempts;
+    if (this.#firstBind) this.#start.connectionRecord.attempts = attempts;
+  }
+
+  /** `ex` is bound to a link to `backend` (`attempts`: of a new connection). */
+  bound(ex: Exchange, backend: string, attempts: number | undefined): void {
+    const record = ex.record;
+    record.backend = backend;
+    if (attempts !== undefined) record.attempts = attempts;
+    if (!this.#firstBind) return;
+    this.#firstBind = false;
+    const connectionRecord = this.#start.connectionRecord;
+    connectionRecord.backend = record.backend;
+    if (record.product !== undefined) connectionRecord.product = record.product;
+    if (record.cluster !== undefined) connectionRecord.cluster = record.cluster;
+    if (attempts !== undefined) connectionRecord.attempts = attempts;
+  }
+
+  #clientOf(request: Request): string {
+    if (this.#client === undefined || request.clientIp !== this.#clientIp || request.clientPort !== this.#clientPort) {
+      this.#clientIp = request.clientIp;
+      this.#clientPort = request.clientPort;
+      this.#client = `${request.clientIp}:${request.clientPort}`;
+    }
+    return this.#client;
+  }
+
+  /** Where an exchange's per-request line goes: the runtime's access log, or nowhere (connection lines). */
+  #requestLog(): PerRequestStart['runtime'] | undefined {
+    return this.#start.requestLines ? this.#start.runtime : undefined;
+  }
+}
