@@ -50,6 +50,7 @@ import { h2cRouteScenarios } from './scenarios-h2c-route.ts';
 import { h2cUpgradeScenarios } from './scenarios-h2c-upgrade.ts';
 import { headerCountScenarios } from './scenarios-header-count.ts';
 import { keepAliveScenarios } from './scenarios-keep-alive.ts';
+import { policyScenarios } from './scenarios-policies.ts';
 
 export { PANELS, type PanelUnderTest, type Scenario } from './panel-under-test.ts';
 
@@ -971,6 +972,8 @@ export const scenarios: readonly Scenario[] = [
   ...h2cRouteScenarios,
   ...h2cUpgradeScenarios,
   ...keepAliveScenarios,
+  // Policies at the connection point (issue 42 step 2): in their own file.
+  ...policyScenarios,
 ];
 
 /**

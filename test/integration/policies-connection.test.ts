@@ -75,6 +75,34 @@ describe('policies at the connection point', () => {
     });
   }
 
+  it('visible: the metrics count the action by rule and GET /policies lists the rules with their counts', async () => {
+    backend = await startHttpBackend('a');
+    const dir = await tempDir({ 'servers.yaml': `- { host: "*", backends: [${backend.address}] }\n` });
+    router = await startTestRouter(
+      {
+        listeners: WILDCARD,
+        admin: { address: '127.0.0.1:0' },
+        addressBook: { name: 'file', path: 'servers.yaml' },
+        policies: [
+          { name: 'deny', use: 'block', point: 'connection', options: { cidrs: ['127.0.0.2/32'] } },
+          { name: 'conns', use: 'in-flight', point: 'connection', options: { max: 100 } },
+        ],
+      },
+      { dir },
+    );
+    const r = router;
+    expect(await get(r.port(), '127.0.0.2')).toBe('');
+    await eventually(() => r.access.some((a) => a.policy === 'deny'));
+    const admin = `http://127.0.0.1:${r.router.admin?.address().port}`;
+    const metrics = await (await fetch(`${admin}/metrics`)).text();
+    expect(metrics).toMatch(/switchboard_policy_actions_total\{policy="deny",action="close"\} 1/);
+    const view = (await (await fetch(`${admin}/policies`)).json()) as { policies: unknown[] };
+    expect(view.policies).toEqual([
+      { name: 'deny', use: 'block', point: 'connection', actions: { close: 1 } },
+      { name: 'conns', use: 'in-flight', point: 'connection', actions: {} },
+    ]);
+  });
+
   it('in-flight of connections: 2 held pass, the rest are closed; a released hold lets the next in', async () => {
     const r = await start([{ name: 'two', use: 'in-flight', point: 'connection', options: { max: 2 } }]);
     const held = [await hold(r.port()), await hold(r.port())];
