@@ -29,8 +29,8 @@ export class Exchange {
   #finished = false;
 
   /**
-   * `client` is the record's client (`ip:port` of the request's client, see per-request-driver.ts
-   * #recordClientOf); `head` and `request` are absent for a head that failed to parse (its record says
+   * `client` is the record's client (`ip:port` of the request's client, see per-request-records.ts
+   * ExchangeRecords); `head` and `request` are absent for a head that failed to parse (its record says
    * only why); `log` is the runtime whose access log gets the per-request line, a copy of the
    * record marked `line: 'request'` made only when that log writes (undefined: connection
    * lines only).

@@ -1,50 +1,46 @@
 /**
  * The driver of one per-request connection (per-request.ts has the mechanism): a state machine
  * over the client socket, its current upstream link and the exchange in flight. It is the only
- * thing in this file, and it owns its state: the client's listeners, the links (LinkOwner) and
- * the idle ticker (IdleMember) reach it through its methods only.
+ * thing in this file, and it owns its state and the sequencing: the parts below it hear nothing
+ * of it but through interfaces declared beside them (ClientListener, FramingSteps, LinkOwner,
+ * WritableListener, IdleMember) or a callback, and reach it through those methods only.
  *
  *   head ──route──► body ──request sent──► wait ──response done──► head …
  *     │               └────────────────────────────────────────────► tunnel (101, CONNECT 2xx)
  *     └─ new link ─► connecting ─► body          any state ─► closing (answer, close, abort)
  *
- * Steps, in the order of a request: the client's bytes (onClientData, #frame, #flush, #flow),
- * its route and link (#route, ClientLinks.forKey, #bind, #connect, #connected), a resend on a new link
- * (#resend, #resent), the exchange's end and the link's events (#requestSent, #complete, the
- * LinkOwner methods), the connection's end (#refuse, #bodyError, #answer, #close, #abort,
- * #stop, #finish). Helpers below it: per-request-start.ts, per-request-resend.ts,
- * per-request-links.ts (the current and idle links), per-request-idle.ts, exchange.ts, upstream-link.ts.
+ * Steps, in the order of a request: the client's bytes (onClientData, the framer's steps,
+ * #flow), its route and link (#route, ClientLinks.forKey, #bind, #connect, #connected), a resend
+ * on a new link (#resendOnNewLink, #resent), the exchange's end and the link's events
+ * (requestSent, #complete, the LinkOwner methods), the connection's end (#refuse, #bodyError,
+ * #answer, #close, #abort, #stop, #finish). Its parts: per-request-framing.ts (heads, bodies,
+ * pending bytes), per-request-route.ts, per-request-links.ts (the current and idle links),
+ * per-request-connect.ts, per-request-resend.ts, per-request-records.ts, per-request-tunnel.ts,
+ * per-request-end.ts, per-request-idle.ts, per-request-client-events.ts, exchange.ts,
+ * upstream-link.ts.
  */
 import type { Socket } from 'node:net';
-import { isPeerError, isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
-import type { MemberNode } from '../../src/base/member-list.ts';
-import { type Candidates, isRefusal, type Jack, type Request } from '../../src/contracts/types.ts';
+import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
+import type { Candidates, Jack, Request } from '../../src/contracts/types.ts';
 import { errorResponse, statusOf } from '../../src/data-path/answer.ts';
 import type { Drainable } from '../../src/data-path/drain.ts';
-import { splice } from '../../src/data-path/splice.ts';
 import type { Engine } from '../../src/panel/contract.ts';
-import { type BodyTracker, releaseTracker, takeTracker } from '../../src/peek/body-tracker.ts';
-import type { Http1Head, Http1HeadScanner } from '../../src/peek/http1.ts';
-import { releaseHeadScanner, takeHeadScanner } from '../../src/peek/scanner-spares.ts';
-import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
-import { isUpstreamFailure, pickFirst, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
+import type { Http1Head } from '../../src/peek/http1.ts';
+import { isUpstreamFailure, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import type { Exchange } from './exchange.ts';
 import { type ClientListener, handClientToTunnel, listenToClient } from './per-request-client-events.ts';
 import { openLink } from './per-request-connect.ts';
-import { answerClient, closeClient, reportConnectionEnd } from './per-request-end.ts';
+import { ConnectionEnd, closeClient } from './per-request-end.ts';
+import { RequestFramer } from './per-request-framing.ts';
 import { type IdleMember, IdleSeat, Traffic } from './per-request-idle.ts';
 import { ClientLinks, type WritableListener } from './per-request-links.ts';
-import { PendingBytes } from './per-request-pending.ts';
 import { ExchangeRecords } from './per-request-records.ts';
 import { type Resend, resendFor, resendsAfter } from './per-request-resend.ts';
+import { routeHead } from './per-request-route.ts';
 import type { PerRequestStart } from './per-request-start.ts';
+import type { DriverState, FramingSteps } from './per-request-steps.ts';
+import { spliceTunnel } from './per-request-tunnel.ts';
 import { type LinkBreak, type LinkOwner, type LinkSettings, linkKey, UpstreamLink } from './upstream-link.ts';
-
-/**
- * head: reading a head · body: forwarding a body · wait: the response is awaited ·
- * connecting: a new upstream connection is being opened · tunnel: spliced · closing: ending.
- */
-type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closing';
 
 /**
  * One per-request client connection, from its first routed head until its access line. Each
@@ -52,45 +48,38 @@ type State = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closing';
  * (a broken invariant) ends in `#failed`, which closes this connection and releases its slot
  * instead of reaching the process.
  */
-export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, IdleMember, WritableListener {
+export class PerRequestDriver
+  implements ClientListener, FramingSteps, LinkOwner, Drainable, IdleMember, WritableListener
+{
   readonly #start: PerRequestStart;
   readonly #client: Socket;
   readonly #limits: Engine['limits'];
   readonly #links: ClientLinks;
   readonly #linkSettings: LinkSettings;
-  #state: State = 'head';
-  /** The scanner of a head split across reads (scanner-spares.ts: none between heads). */
-  #scanner: Http1HeadScanner | undefined;
-  /** Client bytes not framed yet (a partial head, or what came while the client must wait). */
-  readonly #pending: PendingBytes;
-  /** The framing of the request body being forwarded. */
-  #body: BodyTracker | undefined;
+  #state: DriverState = 'head';
+  /** The client's bytes framed into heads and bodies, and those not framed yet. */
+  readonly #framer: RequestFramer;
   #exchange: Exchange | undefined;
   readonly #records: ExchangeRecords;
   /** The current request's bytes while it may be sent once more (per-request-resend.ts). */
   #resend: Resend | undefined;
   #clientEnded = false;
-  /** The connection's result: its first non-ok end. */
-  #result = 'ok';
-  #linger: NodeJS.Timeout | undefined;
+  /** The connection's result, its answer's linger, its report (once). */
+  readonly #end: ConnectionEnd;
   /** Set by a graceful shutdown: close after the current response (or now, when idle). */
   #draining = false;
   /** The first head was routed and framed: a drain may close between requests from now on. */
   #begun = false;
-  /** The connection's end was reported (finish runs once, even after an internal error). */
-  #finished = false;
   /** Client reads, for the idle tick (per-request-idle.ts). */
   readonly #traffic = new Traffic();
   readonly #idle = new IdleSeat();
-  /** Its place among the runtime's drainable members (src/base/member-list.ts). */
-  #drainNode: MemberNode<Drainable> | undefined;
 
   constructor(start: PerRequestStart) {
     this.#start = start;
     const client = start.client;
     this.#client = client;
     this.#limits = start.engine.limits;
-    this.#pending = new PendingBytes(this.#limits.maxHeaderBytes);
+    this.#framer = new RequestFramer(this, this.#limits, start.listener.pathNormalization);
     this.#records = new ExchangeRecords(start);
     this.#links = new ClientLinks(this.#limits.maxIdleUpstreamsPerConnection, this);
     this.#linkSettings = {
@@ -104,7 +93,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
       // ticks start after it (a silent connection closes after idleTimeout, never before).
       this.#traffic.count++;
     }
-    this.#drainNode = start.runtime.drain.add(this);
+    this.#end = new ConnectionEnd(start, this);
   }
 
   /**
@@ -114,7 +103,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
   begin(head: Http1Head, buffer: Buffer, request: Request): void {
     try {
       const consumed = this.#route(head, buffer, request);
-      if (consumed >= 0) this.#frame(buffer, consumed, 0);
+      if (consumed >= 0) this.#framer.frame(buffer, consumed, 0);
       this.#begun = true;
       this.#flow();
     } catch (err) {
@@ -128,75 +117,39 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
   onClientData(chunk: Buffer): void {
     this.#traffic.count++;
     try {
-      const buf = this.#pending.withRead(chunk);
-      if (this.#state === 'head' || this.#state === 'body') this.#frame(buf, 0, 0);
-      else if (this.#state !== 'closing') this.#pending.keep(buf); // paused states: kept for later
-      this.#pending.settle();
+      this.#framer.read(chunk);
       this.#flow();
     } catch (err) {
       this.#failed(err);
     }
   }
 
-  /** Frames `buf` from `off`; bytes [from, off) are already framed and still to be forwarded. */
-  #frame(buf: Buffer, off: number, from: number): void {
-    for (;;) {
-      if (this.#state === 'body') {
-        const body = this.#body!;
-        if (!body.done && off < buf.length) {
-          try {
-            off += body.feed(buf, off);
-          } catch (e) {
-            if (!isSwitchboardError(e)) throw e;
-            this.#bodyError(e.message);
-            return;
-          }
-        }
-        if (!body.done) break;
-        this.#flush(buf, from, off);
-        from = off;
-        this.#requestSent();
-        continue;
-      }
-      if (this.#state !== 'head') {
-        if (off < buf.length && this.#state !== 'closing') this.#pending.keep(buf.subarray(off));
-        break;
-      }
-      if (off >= buf.length) break;
-      const view = off === 0 ? buf : buf.subarray(off);
-      let head: Http1Head | undefined;
-      const limits = this.#limits;
-      const scanner =
-        this.#scanner ??
-        takeHeadScanner(limits.maxHeaderBytes, this.#start.listener.pathNormalization, limits.maxHeaderCount);
-      this.#scanner = undefined;
-      try {
-        head = scanner.feed(view);
-      } catch (e) {
-        if (!isSwitchboardError(e)) throw e;
-        // Everything read of a head that cannot be parsed belongs to it (bytesIn).
-        this.#refuse(isPeerError(e) ? e.result : 'bad_request', e.message, view.length);
-        return;
-      }
-      if (head === undefined) {
-        this.#scanner = scanner; // the rest of the head comes in a later read
-        this.#pending.keep(view);
-        break;
-      }
-      releaseHeadScanner(scanner);
-      const consumed = this.#route(head, view, undefined);
-      if (consumed < 0) return;
-      from = off;
-      off += consumed;
-    }
-    this.#flush(buf, from, off);
+  // FramingSteps: called by the framer inside the steps above and below (their catch guards them).
+
+  /** FramingSteps: the connection's state. */
+  get state(): DriverState {
+    return this.#state;
   }
 
-  /** Writes request bytes [from, to) to the current link, pausing the client when it is full. */
-  #flush(buf: Buffer, from: number, to: number): void {
-    if (to <= from) return;
-    if (this.#exchange !== undefined) this.#exchange.record.bytesIn += to - from;
-    this.#links.write(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
+  /** FramingSteps: a later head, complete. */
+  routeHead(head: Http1Head, view: Buffer): number {
+    return this.#route(head, view, undefined);
+  }
+
+  /** FramingSteps: request bytes to the current link, pausing the client when it is full. */
+  forward(bytes: Buffer): void {
+    if (this.#exchange !== undefined) this.#exchange.record.bytesIn += bytes.length;
+    this.#links.write(bytes);
+  }
+
+  /** FramingSteps: a head that cannot be parsed. */
+  refuseHead(code: ResultCode, reason: string, read: number): void {
+    this.#refuse(code, reason, read);
+  }
+
+  /** FramingSteps: a body that cannot be framed after its head went upstream. */
+  bodyFailed(reason: string): void {
+    this.#bodyError(reason);
   }
 
   /** Reads from the client only while a head or body is wanted and the backend keeps up. */
@@ -206,14 +159,14 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
     if (c.destroyed || state === 'tunnel') return;
     if (this.#clientEnded && state === 'head') {
       // The client has finished sending and nothing is in flight: nothing more can come.
-      this.#close(this.#pending.empty ? 'ok' : 'client_closed');
+      this.#close(this.#framer.pending.empty ? 'ok' : 'client_closed');
       return;
     }
-    // While a response is awaited the client may still be read into `#pending`, up to a bound:
+    // While a response is awaited the client may still be read into the pending bytes, up to a bound:
     // pausing and resuming the socket for every request would cost two syscalls each time.
     const want =
       ((state === 'head' || state === 'body') && !this.#links.full) ||
-      ((state === 'wait' || state === 'connecting') && this.#pending.length < this.#limits.maxHeaderBytes);
+      ((state === 'wait' || state === 'connecting') && this.#framer.pending.length < this.#limits.maxHeaderBytes);
     if (want) {
       if (c.isPaused()) c.resume();
     } else if (state !== 'closing' && !c.isPaused()) c.pause();
@@ -242,8 +195,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
 
   /** Parses what the client sent while the last exchange was in flight. */
   #resumeParsing(): void {
-    const pending = this.#pending.take();
-    if (pending !== undefined) this.#frame(pending, 0, 0);
+    this.#framer.resume();
     this.#flow();
   }
 
@@ -268,38 +220,21 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
     }
     const ex = this.#records.open(head, request);
     this.#exchange = ex;
-    // Given back when the body is done (#requestSent); a refused head's is dropped.
-    const body = takeTracker(head.bodyFraming);
-    let fed: number;
-    try {
-      fed = body.feed(view, head.headLength);
-    } catch (e) {
-      if (!isSwitchboardError(e)) throw e;
-      this.#refuse('bad_request', e.message, view.length); // a body that cannot be framed: all of it read
+    const routed = routeHead(start, this.#client, head, view, request, ex.record);
+    if (routed.refused !== undefined) {
+      this.#refuse(routed.refused, routed.reason, routed.read);
       return -1;
     }
-    // A refused request counts the bytes read for it (head and body in hand) in bytesIn.
-    const consumed = head.headLength + fed;
-    const candidates = decideRoute(start.engine, start.listener, request, ex.record, this.#client);
-    if (isRouteRefused(candidates)) {
-      this.#refuse(candidates.refused, candidates.reason, consumed);
-      return -1;
-    }
-    // The first pick names the backend, hence the link; the upstream pipeline starts with it.
-    const pick = pickFirst(request, candidates, start.engine.operator);
-    if (isRefusal(pick)) {
-      this.#refuse(pick.refused, `operator refused: ${pick.refused}`, consumed);
-      return -1;
-    }
-    this.#body = body;
-    const link = this.#links.forKey(linkKey(pick.backend.id, candidates.policy, request));
+    const { candidates, first, body, consumed } = routed;
+    this.#framer.startBody(body);
+    const link = this.#links.forKey(linkKey(first.backend.id, candidates.policy, request));
     if (link !== undefined) {
       this.#resend = resendFor(head.method, body.done, view, consumed, request, candidates);
       this.#bind(link, undefined);
       return consumed;
     }
     this.#resend = undefined;
-    this.#connect(request, candidates, pick, view, consumed);
+    this.#connect(request, candidates, first, view, consumed);
     return -1;
   }
 
@@ -313,7 +248,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
 
   /**
    * A new connection through the upstream pipeline (per-request-connect.ts), starting with
-   * `first` and retrying per the cluster policy; the client is read into `#pending` meanwhile.
+   * `first` and retrying per the cluster policy; the client is read into the pending bytes meanwhile.
    */
   #connect(request: Request, candidates: Candidates, first: Jack, view: Buffer, consumed: number): void {
     this.#state = 'connecting';
@@ -353,20 +288,20 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
     const link = new UpstreamLink(up.socket, up.jack, candidates, request, this.#linkSettings, this);
     this.#links.use(link);
     this.#bind(link, up.attempts);
-    const pending = this.#pending.take();
+    const pending = this.#framer.pending.take();
     const buf = pending === undefined ? view : Buffer.concat([view, pending]);
-    this.#frame(buf, consumed, 0);
+    this.#framer.frame(buf, consumed, 0);
     // A client FIN that came while connecting, in the middle of a body: passed on now, as
-    // onClientEnd does once a link is there (the backend may read to the end). (`#frame` moved
-    // the state on: TypeScript still holds it at the `connecting` checked above.)
-    if (this.#clientEnded && (this.#state as State) === 'body') this.#links.current?.socket.end();
+    // onClientEnd does once a link is there (the backend may read to the end). (The framing moved
+    // the state on: read through `state`, which TypeScript did not narrow to `connecting` above.)
+    if (this.#clientEnded && this.state === 'body') this.#links.current?.socket.end();
     this.#flow();
   }
 
   /**
    * The reused link of a request kept in `resend` failed before any response byte: the request
    * goes once more, on a new connection (the upstream pipeline: findJack, connect, retries). The
-   * client's next bytes wait in `#pending` meanwhile, as during any connect.
+   * client's next bytes wait as pending bytes meanwhile, as during any connect.
    */
   #resendOnNewLink(resend: Resend): void {
     this.#resend = undefined;
@@ -398,19 +333,16 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
     this.#bind(link, ex.record.attempts);
     link.traffic.count++;
     link.socket.write(resend.bytes);
-    this.#state = 'wait'; // the whole request is written (#requestSent ran for it before)
+    this.#state = 'wait'; // the whole request is written (requestSent ran for it before)
     this.#flow();
   }
 
   // ── the exchange's end, and what the links report (LinkOwner) ──
 
-  /** The request's last byte was written upstream. */
-  #requestSent(): void {
+  /** FramingSteps: the request's last byte was written upstream. */
+  requestSent(): void {
     const ex = this.#exchange!;
     ex.requestDone = true;
-    const body = this.#body;
-    this.#body = undefined;
-    if (body !== undefined) releaseTracker(body);
     if (ex.responseDone) this.#complete();
     else this.#state = 'wait';
   }
@@ -473,15 +405,8 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
       this.#idle.leave();
       this.#links.use(undefined);
       this.#links.closeIdle();
-      const pending = this.#pending.take();
-      const read = c.bytesRead;
-      const written = c.bytesWritten;
-      splice(c, link.socket, pending, this.#limits.idleTimeout, (end, reason) => {
-        ex.record.bytesIn += c.bytesRead - read + (pending?.length ?? 0);
-        ex.record.bytesOut = link.bytesOut + c.bytesWritten - written;
-        ex.finish(end, undefined, reason);
-        this.#result = end;
-        if (reason !== undefined) this.#start.connectionRecord.reason = reason;
+      spliceTunnel(c, link, this.#framer.pending.take(), this.#limits.idleTimeout, ex, (end, reason) => {
+        this.#end.tunnelled(end, reason);
         this.#finish();
       });
     } catch (err) {
@@ -544,7 +469,8 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
   /** Drainable (src/data-path/drain.ts), graceful shutdown: between requests close now; otherwise after the current response. */
   drain(): void {
     this.#draining = true;
-    if (this.#begun && this.#state === 'head' && this.#exchange === undefined && this.#pending.empty) this.#close('ok');
+    if (this.#begun && this.#state === 'head' && this.#exchange === undefined && this.#framer.pending.empty)
+      this.#close('ok');
   }
 
   /**
@@ -579,7 +505,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
   /** Writes the router's answer for `code` (Connection: close) and closes after a linger. */
   #answer(code: ResultCode, reason?: string): void {
     this.#stop(code);
-    this.#linger = answerClient(this.#client, code, reason);
+    this.#end.answer(code, reason);
   }
 
   /** Ends the client gracefully after what was written (its idle timeout still applies). */
@@ -598,9 +524,9 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
   /** State `closing`: every link closed, the first non-ok result kept. */
   #stop(result: string): void {
     this.#state = 'closing';
-    this.#pending.take();
+    this.#framer.pending.take();
     this.#resend = undefined;
-    if (this.#result === 'ok') this.#result = result;
+    this.#end.keep(result);
     this.#links.closeAll();
   }
 
@@ -611,7 +537,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
       const reason = `client: ${err.message}`;
       this.#exchange?.finish('client_error', undefined, reason);
       this.#exchange = undefined;
-      if (this.#result === 'ok') this.#start.connectionRecord.reason = reason;
+      if (this.#end.ok) this.#start.connectionRecord.reason = reason;
       this.#abort('client_error');
     } catch (e) {
       this.#failed(e);
@@ -673,13 +599,7 @@ export class PerRequestDriver implements ClientListener, LinkOwner, Drainable, I
 
   /** The connection's result, once: its access line (connection lines) or its end. */
   #finish(): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    const start = this.#start;
-    start.runtime.drain.remove(this.#drainNode);
-    this.#drainNode = undefined;
     this.#idle.leave();
-    if (this.#linger !== undefined) clearTimeout(this.#linger);
-    reportConnectionEnd(start, this.#client, this.#result);
+    this.#end.report();
   }
 }

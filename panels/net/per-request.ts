@@ -33,17 +33,21 @@
  *    as the request left; per-request-resend.ts); otherwise the client gets 502
  *    `upstream_reset`, never a bare FIN.
  *
- * One `PerRequestDriver` per connection owns the state (private) and does the steps (its
- * methods); the files import downwards only:
+ * One `PerRequestDriver` per connection owns the state (private) and sequences the steps (its
+ * methods, calling the parts below it); the files import downwards only:
  *
  *   per-request.ts           this entry: runPerRequest
- *   per-request-driver.ts    the driver: framing, route and link, connect, resend, exchange end, close
+ *   per-request-driver.ts    the driver: the state and the sequencing of the steps below
+ *   per-request-steps.ts     types only: the driver's state and what the framing asks of it
+ *   per-request-framing.ts   heads and bodies framed, forwarded or kept (RequestFramer)
+ *   per-request-route.ts     a head's route and first pick, or its refusal (routeHead)
+ *   per-request-tunnel.ts    a 101 or CONNECT 2xx spliced (spliceTunnel)
  *   per-request-start.ts     what the panel hands over (PerRequestStart, the connection's record)
  *   per-request-client-events.ts   the client socket's shared listeners (ClientListener)
  *   per-request-pending.ts   the client bytes not framed yet (PendingBytes)
  *   per-request-records.ts   each exchange's record, and the connection's (ExchangeRecords)
  *   per-request-connect.ts   a new link through the upstream pipeline (openLink)
- *   per-request-end.ts       the answer, the close and the connection's line, as helpers
+ *   per-request-end.ts       the result, answer, close and line of a connection (ConnectionEnd)
  *   per-request-links.ts     the current upstream link and the idle ones (ClientLinks)
  *   per-request-resend.ts    which request may be sent once more on a new link, and its copy
  *   per-request-idle.ts      the shared idle ticker and each socket's Traffic count
