@@ -15,26 +15,25 @@
  * (requestSent, #complete, the LinkOwner methods), the connection's end (#refuse, #bodyError,
  * #answer, #close, #abort, #stop, #finish). Its parts: per-request-framing.ts (heads, bodies,
  * pending bytes), per-request-route.ts, per-request-links.ts (the current and idle links),
- * per-request-connect.ts, per-request-resend.ts, per-request-records.ts, per-request-tunnel.ts,
+ * per-request-connect.ts, per-request-resend.ts, per-request-in-flight.ts (the exchange in flight
+ * and its record, per-request-records.ts), per-request-tunnel.ts,
  * per-request-end.ts, per-request-idle.ts, per-request-client-events.ts, exchange.ts,
  * upstream-link.ts.
  */
 import type { Socket } from 'node:net';
 import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { Candidates, Jack, Request } from '../../src/contracts/types.ts';
-import { errorResponse, statusOf } from '../../src/data-path/answer.ts';
 import type { Drainable } from '../../src/data-path/drain.ts';
 import type { Engine } from '../../src/panel/contract.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { isUpstreamFailure, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
-import type { Exchange } from './exchange.ts';
 import { type ClientListener, handClientToTunnel, listenToClient } from './per-request-client-events.ts';
 import { openLink } from './per-request-connect.ts';
 import { ConnectionEnd, closeClient } from './per-request-end.ts';
 import { RequestFramer } from './per-request-framing.ts';
 import { type IdleMember, IdleSeat, Traffic } from './per-request-idle.ts';
+import { ExchangeInFlight } from './per-request-in-flight.ts';
 import { ClientLinks, type WritableListener } from './per-request-links.ts';
-import { ExchangeRecords } from './per-request-records.ts';
 import { type Resend, resendFor, resendsAfter } from './per-request-resend.ts';
 import { routeHead } from './per-request-route.ts';
 import type { PerRequestStart } from './per-request-start.ts';
@@ -59,8 +58,8 @@ export class PerRequestDriver
   #state: DriverState = 'head';
   /** The client's bytes framed into heads and bodies, and those not framed yet. */
   readonly #framer: RequestFramer;
-  #exchange: Exchange | undefined;
-  readonly #records: ExchangeRecords;
+  /** The exchange in flight and its record's bookkeeping. */
+  readonly #inFlight: ExchangeInFlight;
   /** The current request's bytes while it may be sent once more (per-request-resend.ts). */
   #resend: Resend | undefined;
   #clientEnded = false;
@@ -80,7 +79,7 @@ export class PerRequestDriver
     this.#client = client;
     this.#limits = start.engine.limits;
     this.#framer = new RequestFramer(this, this.#limits, start.listener.pathNormalization);
-    this.#records = new ExchangeRecords(start);
+    this.#inFlight = new ExchangeInFlight(start);
     this.#links = new ClientLinks(this.#limits.maxIdleUpstreamsPerConnection, this);
     this.#linkSettings = {
       client,
@@ -138,7 +137,7 @@ export class PerRequestDriver
 
   /** FramingSteps: request bytes to the current link, pausing the client when it is full. */
   forward(bytes: Buffer): void {
-    if (this.#exchange !== undefined) this.#exchange.record.bytesIn += bytes.length;
+    this.#inFlight.countIn(bytes.length);
     this.#links.write(bytes);
   }
 
@@ -162,8 +161,8 @@ export class PerRequestDriver
       this.#close(this.#framer.pending.empty ? 'ok' : 'client_closed');
       return;
     }
-    // While a response is awaited the client may still be read into the pending bytes, up to a bound:
-    // pausing and resuming the socket for every request would cost two syscalls each time.
+    // While a response is awaited the client may still be read into the pending bytes, up to a
+    // bound: pausing and resuming the socket for every request would cost two syscalls each time.
     const want =
       ((state === 'head' || state === 'body') && !this.#links.full) ||
       ((state === 'wait' || state === 'connecting') && this.#framer.pending.length < this.#limits.maxHeaderBytes);
@@ -218,8 +217,7 @@ export class PerRequestDriver
       this.#refuse('bad_request', e.message, head.headLength);
       return -1;
     }
-    const ex = this.#records.open(head, request);
-    this.#exchange = ex;
+    const ex = this.#inFlight.open(head, request);
     const routed = routeHead(start, this.#client, head, view, request, ex.record);
     if (routed.refused !== undefined) {
       this.#refuse(routed.refused, routed.reason, routed.read);
@@ -240,15 +238,15 @@ export class PerRequestDriver
 
   /** Binds the routed exchange to `link` (`attempts`: of a new connection); the request's bytes follow. */
   #bind(link: UpstreamLink, attempts: number | undefined): void {
-    const ex = this.#exchange!;
-    this.#records.bound(ex, link.jack.backend.id, attempts);
+    const ex = this.#inFlight.bound(link.jack.backend.id, attempts);
     link.expect(ex.method, ex.upgradeTo);
     this.#state = 'body';
   }
 
   /**
    * A new connection through the upstream pipeline (per-request-connect.ts), starting with
-   * `first` and retrying per the cluster policy; the client is read into the pending bytes meanwhile.
+   * `first` and retrying per the cluster policy; the client is read into the pending bytes
+   * meanwhile.
    */
   #connect(request: Request, candidates: Candidates, first: Jack, view: Buffer, consumed: number): void {
     this.#state = 'connecting';
@@ -280,7 +278,7 @@ export class PerRequestDriver
       if (!isUpstreamFailure(up)) up.socket.destroy();
       return;
     }
-    this.#records.connectAttempts(this.#exchange!, up.attempts);
+    this.#inFlight.connectAttempts(up.attempts);
     if (isUpstreamFailure(up)) {
       this.#refuse(up.result, up.reason, consumed);
       return;
@@ -322,15 +320,14 @@ export class PerRequestDriver
       if (!isUpstreamFailure(up)) up.socket.destroy();
       return;
     }
-    const ex = this.#exchange!;
-    ex.record.attempts = (ex.record.attempts ?? 1) + up.attempts;
+    const attempts = this.#inFlight.resendAttempts(up.attempts);
     if (isUpstreamFailure(up)) {
       this.#refuse(up.result, up.reason);
       return;
     }
     const link = new UpstreamLink(up.socket, up.jack, resend.candidates, resend.request, this.#linkSettings, this);
     this.#links.use(link);
-    this.#bind(link, ex.record.attempts);
+    this.#bind(link, attempts);
     link.traffic.count++;
     link.socket.write(resend.bytes);
     this.#state = 'wait'; // the whole request is written (requestSent ran for it before)
@@ -341,7 +338,7 @@ export class PerRequestDriver
 
   /** FramingSteps: the request's last byte was written upstream. */
   requestSent(): void {
-    const ex = this.#exchange!;
+    const ex = this.#inFlight.current!;
     ex.requestDone = true;
     if (ex.responseDone) this.#complete();
     else this.#state = 'wait';
@@ -349,12 +346,9 @@ export class PerRequestDriver
 
   /** Both halves are forwarded: log, release a link the backend will close, go on or close. */
   #complete(): void {
-    const ex = this.#exchange!;
     const link = this.#links.current;
-    this.#exchange = undefined;
+    const ex = this.#inFlight.completed(link?.bytesOut ?? 0);
     this.#resend = undefined;
-    ex.record.bytesOut = link?.bytesOut ?? 0;
-    ex.finish('ok');
     if (link !== undefined && !link.reusable) {
       this.#links.use(undefined);
       link.socket.end();
@@ -366,8 +360,7 @@ export class PerRequestDriver
   /** LinkOwner: a response head; a final status (or 101) is the exchange's. */
   responseHead(link: UpstreamLink, status: number): void {
     try {
-      if (link !== this.#links.current || this.#exchange === undefined) return;
-      if (status >= 200 || status === 101) this.#exchange.record.status = status;
+      if (link === this.#links.current) this.#inFlight.responseStatus(status);
     } catch (err) {
       this.#failed(err);
     }
@@ -376,7 +369,7 @@ export class PerRequestDriver
   /** LinkOwner: the response was forwarded whole. */
   responseDone(link: UpstreamLink): void {
     try {
-      const ex = this.#exchange;
+      const ex = this.#inFlight.current;
       if (link !== this.#links.current || ex === undefined) return;
       ex.responseDone = true;
       if (ex.requestDone) {
@@ -384,9 +377,7 @@ export class PerRequestDriver
         if (this.#state === 'head') this.#resumeParsing();
       } else if (!link.reusable) {
         // The backend answered early and will close: the rest of the request has nowhere to go.
-        this.#exchange = undefined;
-        ex.record.bytesOut = link.bytesOut;
-        ex.finish('ok');
+        this.#inFlight.completed(link.bytesOut);
         this.#close('ok');
       }
     } catch (err) {
@@ -397,7 +388,7 @@ export class PerRequestDriver
   /** LinkOwner: 101 or a 2xx to CONNECT: the client and the link are spliced until either ends. */
   tunnel(link: UpstreamLink): void {
     try {
-      const ex = this.#exchange;
+      const ex = this.#inFlight.current;
       if (link !== this.#links.current || ex === undefined) return;
       this.#state = 'tunnel';
       const c = this.#client;
@@ -426,7 +417,7 @@ export class PerRequestDriver
       this.#links.forget(link);
       if (link !== this.#links.current || this.#state === 'closing' || this.#state === 'tunnel') return;
       this.#links.use(undefined);
-      const ex = this.#exchange;
+      const ex = this.#inFlight.current;
       if (ex === undefined) return;
       ex.record.bytesOut = link.bytesOut;
       const resend = this.#resend;
@@ -444,8 +435,7 @@ export class PerRequestDriver
           return;
         }
       }
-      this.#exchange = undefined;
-      ex.finish(why, undefined, reason);
+      this.#inFlight.end(why, undefined, reason);
       // Nothing of the response went out: a clean close. Part of it did: cut it, so it shows.
       if (link.bytesOut === 0) this.#close(why);
       else this.#abort(why);
@@ -469,7 +459,7 @@ export class PerRequestDriver
   /** Drainable (src/data-path/drain.ts), graceful shutdown: between requests close now; otherwise after the current response. */
   drain(): void {
     this.#draining = true;
-    if (this.#begun && this.#state === 'head' && this.#exchange === undefined && this.#framer.pending.empty)
+    if (this.#begun && this.#state === 'head' && this.#inFlight.current === undefined && this.#framer.pending.empty)
       this.#close('ok');
   }
 
@@ -481,21 +471,14 @@ export class PerRequestDriver
    * as forwarded bytes are, so a refused request logs what it cost like a proxied one.
    */
   #refuse(code: ResultCode, reason?: string, read = 0): void {
-    const ex = this.#exchange ?? this.#records.forAnswer();
-    this.#exchange = undefined;
-    ex.record.bytesIn += read;
-    // The access line counts the answer the client gets (nothing of a response went out before it).
-    if (!this.#client.destroyed) ex.record.bytesOut += errorResponse(code)?.length ?? 0;
-    ex.finish(code, statusOf(code), reason);
+    this.#inFlight.answered(code, reason, read, !this.#client.destroyed);
     this.#answer(code, reason);
   }
 
   /** A request body the framing tracker cannot follow: 400 if nothing went out yet, else cut. */
   #bodyError(reason: string): void {
-    const ex = this.#exchange!;
     const link = this.#links.current;
-    this.#exchange = undefined;
-    ex.finish('bad_request', 400, reason);
+    const ex = this.#inFlight.end('bad_request', 400, reason)!;
     this.#links.use(undefined);
     link?.destroy();
     if ((link?.bytesOut ?? 0) === 0 && !ex.responseDone) this.#answer('bad_request');
@@ -535,8 +518,7 @@ export class PerRequestDriver
     try {
       if (this.#state === 'tunnel') return;
       const reason = `client: ${err.message}`;
-      this.#exchange?.finish('client_error', undefined, reason);
-      this.#exchange = undefined;
+      this.#inFlight.end('client_error', undefined, reason);
       if (this.#end.ok) this.#start.connectionRecord.reason = reason;
       this.#abort('client_error');
     } catch (e) {
@@ -548,11 +530,7 @@ export class PerRequestDriver
   onClientClose(): void {
     try {
       if (this.#state === 'tunnel') return;
-      if (this.#exchange !== undefined) {
-        this.#exchange.finish('client_closed');
-        this.#exchange = undefined;
-        this.#stop('client_closed');
-      } else this.#stop('ok');
+      this.#stop(this.#inFlight.end('client_closed') === undefined ? 'ok' : 'client_closed');
       this.#finish();
     } catch (err) {
       this.#failed(err);
@@ -567,8 +545,7 @@ export class PerRequestDriver
       const linkQuiet = link === undefined || link.traffic.tick();
       if (this.#traffic.tick(linkQuiet) && this.#traffic.idle) {
         this.#idle.leave();
-        this.#exchange?.finish('idle_timeout');
-        this.#exchange = undefined;
+        this.#inFlight.end('idle_timeout');
         this.#abort('idle_timeout');
         return;
       }
@@ -587,8 +564,7 @@ export class PerRequestDriver
    */
   #failed(err: unknown): void {
     this.#start.runtime.logger.error({ err }, 'per-request connection failed (internal error): closing it');
-    this.#exchange?.finish('internal_error');
-    this.#exchange = undefined;
+    this.#inFlight.end('internal_error');
     try {
       this.#abort('internal_error');
     } finally {

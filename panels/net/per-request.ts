@@ -45,6 +45,7 @@
  *   per-request-start.ts     what the panel hands over (PerRequestStart, the connection's record)
  *   per-request-client-events.ts   the client socket's shared listeners (ClientListener)
  *   per-request-pending.ts   the client bytes not framed yet (PendingBytes)
+ *   per-request-in-flight.ts the exchange in flight and its record's bookkeeping (ExchangeInFlight)
  *   per-request-records.ts   each exchange's record, and the connection's (ExchangeRecords)
  *   per-request-connect.ts   a new link through the upstream pipeline (openLink)
  *   per-request-end.ts       the result, answer, close and line of a connection (ConnectionEnd)
