@@ -124,6 +124,7 @@ export class AcmeManager {
     if (this.#closed) return;
     const { loaded } = engine;
     const wanted = new Set<string>();
+    const begins: Promise<NameState | undefined>[] = [];
     for (const l of loaded.config.listeners) {
       if (l.tls !== 'terminate' || l.acme === undefined) continue;
       const spec = l.acme as AcmeSection;
@@ -175,9 +176,16 @@ export class AcmeManager {
           published: known?.published ?? false,
         };
         this.#names.set(id, state);
-        void this.#begin(state);
+        begins.push(this.#begin(state));
       }
     }
+    // Orders start in the chosen order (configured, held, then the book's sorted names), not in
+    // the order the storage reads happen to finish: with a tight maxOrdersPerHour the first
+    // name must be the first of the list every time.
+    if (begins.length > 0)
+      void Promise.all(begins).then((toOrder) => {
+        for (const s of toOrder) if (s !== undefined) this.#enqueue(s);
+      });
     for (const [id, state] of this.#names) if (!wanted.has(id)) this.#drop(id, state, true);
     for (const [name, s] of this.#sections)
       if (![...this.#names.values()].some((n) => n.section === s)) this.#sections.delete(name);
@@ -239,12 +247,12 @@ export class AcmeManager {
     this.#logger.info({ listener, name: s.name }, 'acme: name no longer configured; its certificate is withdrawn');
   }
 
-  /** A new name: serve the stored certificate if there is one, else order. */
-  async #begin(s: NameState): Promise<void> {
+  /** A new name: serve the stored certificate if there is one; else the name, to be ordered. */
+  async #begin(s: NameState): Promise<NameState | undefined> {
     try {
       await s.section.storage.open();
       const stored = await s.section.storage.load(s.name);
-      if (s.removed) return;
+      if (s.removed) return undefined;
       if (stored !== undefined && stored.notAfter > Date.now()) {
         await this.#publish(s, stored.cert, stored.key);
         this.#logger.info(
@@ -252,12 +260,12 @@ export class AcmeManager {
           'acme: certificate loaded from storage',
         );
         this.#schedule(s);
-        return;
+        return undefined;
       }
     } catch {
       // Storage that cannot be opened is reported by the probe before any order (#order).
     }
-    this.#enqueue(s);
+    return s;
   }
 
   async #publish(s: NameState, cert: string, key: string): Promise<void> {
