@@ -2,8 +2,8 @@
  * Loading a config: read the YAML file, validate it whole against the schema, resolve the panel
  * (built-in name), the operator and the address book (built-in name or module path), validate
  * their options, then let the panel refuse what it cannot honour (src/panel/capabilities.ts
- * `PanelValidator`), then resolve each policy's `use:` and compile the rules (a rule at a point
- * not enforced yet is refused, app/runtime/engine-policies.ts). Nothing starts until all of it
+ * `PanelValidator`), then resolve each policy's `use:` and compile the rules
+ * (app/runtime/engine-policies.ts). Nothing starts until all of it
  * passed; every error names its path.
  */
 import { dirname, resolve } from 'node:path';

@@ -15,7 +15,7 @@
  */
 import type { Logger } from '../../src/base/log.ts';
 import type { Config } from '../../src/config/schema.ts';
-import type { AnyPolicyFactory, PolicyPoint } from '../../src/contracts/policy.ts';
+import type { AnyPolicyFactory } from '../../src/contracts/policy.ts';
 import type { LoadedConfig } from '../../src/panel/contract.ts';
 import {
   type CounterStore,
@@ -25,9 +25,6 @@ import {
   SharedCounters,
   type SharedCountersState,
 } from '../../src/policy/index.ts';
-
-/** The points the panels call today; a rule elsewhere is refused until they do (issue 42 step 3). */
-export const ENFORCED_POINTS: readonly PolicyPoint[] = ['connection'];
 
 /** The smallest shared store made when one fills up. */
 const MIN_SHARED_BYTES = 1024 * 1024;
@@ -68,23 +65,15 @@ export function attachedCounting(state: () => SharedCountersState | undefined): 
   };
 }
 
-/** Step 1: every problem of the `policies:` list, one line each (empty when it is valid and enforced). */
+/** Step 1: every problem of the `policies:` list, one line each (empty when it is valid). */
 export function policyErrors(config: Config, factories: ReadonlyMap<string, AnyPolicyFactory>, dir: string): string[] {
   if (config.policies.length === 0) return [];
-  let set: PolicySet;
   try {
-    set = compilePolicies(config.policies, { resolve: (use) => factories.get(use), configDir: dir });
+    compilePolicies(config.policies, { resolve: (use) => factories.get(use), configDir: dir });
   } catch (e) {
     return [(e as Error).message];
   }
-  const errors: string[] = [];
-  set.rules.forEach((rule, i) => {
-    if (!ENFORCED_POINTS.includes(rule.point))
-      errors.push(
-        `policies[${i}] (${rule.name}): the ${rule.point} point is not enforced yet (issue 42 step 3); only point: connection is`,
-      );
-  });
-  return errors;
+  return [];
 }
 
 /** Step 2 and 3: the compiled set of `loaded` (not started). */

@@ -68,7 +68,7 @@ export interface Down {
    */
   respond(status: number, headers: string[], endStream: boolean, trailers: boolean): void;
   /** Ends the response (after `respond`), with `body` and trailer fields when given. */
-  end(body?: string, trailers?: Record<string, string>): void;
+  end(body?: string | Uint8Array, trailers?: Record<string, string>): void;
   /** Cuts the response: RST_STREAM `h2Code` on HTTP/2, the connection destroyed on HTTP/1.1. */
   abort(h2Code: number): void;
   onClose(fn: () => void): void;
@@ -151,7 +151,7 @@ export class H2Down implements Down {
     if (!this.stream.destroyed) this.stream.sendTrailers(this.#trailersOut);
   }
 
-  end(body?: string, trailers?: Record<string, string>): void {
+  end(body?: string | Uint8Array, trailers?: Record<string, string>): void {
     // 'wantTrailers' follows the end: with no listener node sends the empty trailing frame.
     if (trailers !== undefined && hasFields(trailers)) {
       this.#trailersOut = trailers;
@@ -229,7 +229,7 @@ export class H1Down implements Down {
   respond(status: number, headers: string[]): void {
     this.res.writeHead(status, headers);
   }
-  end(body?: string, trailers?: Record<string, string>): void {
+  end(body?: string | Uint8Array, trailers?: Record<string, string>): void {
     if (trailers !== undefined && Object.keys(trailers).length > 0) this.res.addTrailers(trailers);
     if (body === undefined) this.res.end();
     else this.res.end(body);

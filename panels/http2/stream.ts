@@ -25,11 +25,13 @@ import { performance } from 'node:perf_hooks';
 import { isPeerError, isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
+import type { Hold } from '../../src/contracts/policy.ts';
 import type { Candidates } from '../../src/contracts/types.ts';
 import { describeRequest, endRecord, logRequest } from '../../src/data-path/access-record.ts';
 import { clientOf } from '../../src/listener/pipeline.ts';
 import type { PanelRuntime } from '../../src/panel/contract.ts';
-import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
+import type { PolicyOutcome } from '../../src/policy/outcome.ts';
+import { decideRoute, isPolicyFired, isRouteRefused } from '../../src/routing/route.ts';
 import { isUpstreamFailure, type Opened, responseJudgeFor, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { type AfterReads, afterReads } from './after-reads.ts';
 import type { Down, H2Down } from './down.ts';
@@ -68,6 +70,8 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
   readonly #started = performance.now();
   readonly #grpc: boolean;
   #logged = false;
+  /** The slots of the rules that let this stream through (in-flight), given back with its line. */
+  policyHold: Hold | undefined = undefined;
   #exchange: Exchange | undefined = undefined;
   #clientGone = false;
   /** The client's HTTP/2 session (a destroyed stream no longer names it). */
@@ -94,6 +98,7 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
   log(result: string, status?: number, reason?: string): void {
     if (this.#logged) return;
     this.#logged = true;
+    this.policyHold?.release();
     const record = this.record;
     if (record.client === '') {
       const socket = this.#down.socket;
@@ -152,6 +157,34 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
     this.log(code, recordAnswer(this.record, code, grpc, respondError(down, code, grpc, reason), reason), reason);
   }
 
+  /**
+   * A `policies:` rule fired on this stream (the record names it already): a close resets the
+   * stream with CANCEL (HTTP/1.1: the connection is closed); an answer is the stream's response,
+   * the policy's status, headers and body, and the connection goes on.
+   */
+  #policyFired(outcome: PolicyOutcome): void {
+    const down = this.#down;
+    const verdict = outcome.verdict;
+    const reason = `policy ${outcome.rule ?? ''} (${outcome.policy ?? ''})`;
+    down.body.resume(); // discard what the client still sends on this stream
+    if (verdict.action !== 'answer' || down.headersSent) {
+      down.abort(H2_CANCEL);
+      this.log('policy_closed', undefined, reason);
+      return;
+    }
+    const { status, headers, body } = verdict.answer;
+    const fields: string[] = [];
+    for (const [name, value] of headers) fields.push(down.h2 ? name.toLowerCase() : name, value);
+    fields.push('content-length', String(body.length));
+    const head = down.method === 'HEAD';
+    down.respond(status, fields, head || body.length === 0, false);
+    if (!head && body.length > 0) {
+      down.end(body);
+      this.record.bytesOut += body.length;
+    }
+    this.log('policy_answered', status, reason);
+  }
+
   run(): void {
     const down = this.#down;
     const ctx = this.#ctx;
@@ -175,9 +208,10 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
       describeRequest(record, request);
 
       // The decision every panel makes (src/routing/route.ts); CONNECT was refused by routeView already.
-      const candidates = decideRoute(engine, ctx.listener, request, record);
+      const candidates = decideRoute(engine, ctx.listener, request, record, undefined, this);
       if (isRouteRefused(candidates)) {
-        this.#refuse(candidates.refused, candidates.reason);
+        if (isPolicyFired(candidates)) this.#policyFired(candidates.fired);
+        else this.#refuse(candidates.refused, candidates.reason);
         return;
       }
 

@@ -4,7 +4,8 @@
  *
  *   listener pipeline (src/listener/: caps, PROXY header, TLS termination)
  *          → peek (TLS hello | h2c HEADERS | HTTP/1 head, within what is left of peekTimeout)
- *          → Request → decideRoute (src/routing/route.ts: CONNECT check, findAddresses)
+ *          → Request → TLS passthrough: the `handshake` policies on the ClientHello
+ *          → decideRoute (src/routing/route.ts: CONNECT check, request/routed policies, findAddresses)
  *          → openUpstreamThen (findJack + connect, retries, PROXY out, TLS)
  *          → peeked bytes → splice
  *
@@ -25,9 +26,10 @@ import type { AccessRecord } from '../../src/base/log.ts';
 import { h2cModeOf } from '../../src/config/schema.ts';
 import type { Request } from '../../src/contracts/types.ts';
 import { describeRequest, endRecord, logConnection } from '../../src/data-path/access-record.ts';
-import { type Answerable, answer, statusOf } from '../../src/data-path/answer.ts';
+import { type Answerable, answer, endWithLinger, statusOf } from '../../src/data-path/answer.ts';
 import { BackendAckFilter } from '../../src/data-path/h2c-backend-acks.ts';
 import { SettingsAckFilter } from '../../src/data-path/h2c-settings-ack.ts';
+import { h2cPolicyAnswer, http1PolicyAnswer } from '../../src/data-path/policy-answer.ts';
 import { splice } from '../../src/data-path/splice.ts';
 import { clientText } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
@@ -36,9 +38,10 @@ import { FLAG, FRAME, FRAME_HEADER_BYTES } from '../../src/peek/h2-frames.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { isH2cUpgrade } from '../../src/peek/h2c-upgrade.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
+import { joinHolds, type PolicyOutcome } from '../../src/policy/outcome.ts';
 import { clientAddressing } from '../../src/request/client-ip.ts';
 import { type RoutablePeek, requestFromPeek } from '../../src/request/from-peek.ts';
-import { decideRoute, isRouteRefused } from '../../src/routing/route.ts';
+import { decideRoute, isPolicyFired, isRouteRefused } from '../../src/routing/route.ts';
 import { isUpstreamFailure, openUpstreamThen, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
 import { upgradeToH2c } from './h2c-upgrade.ts';
 import { perRequestStart, runPerRequest } from './per-request.ts';
@@ -103,6 +106,31 @@ export function handleConnection(
     if (socket.destroyed) log(code, status, reason);
     else socket.once('close', () => log(code, status, reason));
     answer(socket, code, protocol, h2Code, reason);
+  };
+  /**
+   * A `policies:` rule fired on the connection's first request (per-connection routing routes
+   * the connection once, so the connection ends with the answer): a close closes, an answer
+   * goes in the client's protocol with `Connection: close` (h2c: the stream's response, then a
+   * GOAWAY; an h2c body over the initial window, or TLS, is closed instead).
+   */
+  const policyFired = (outcome: PolicyOutcome, peeked: RoutablePeek) => {
+    const verdict = outcome.verdict;
+    const reason = `policy ${outcome.rule ?? ''} (${outcome.policy ?? ''})`;
+    let bytes: Buffer | undefined;
+    if (verdict.action === 'answer') {
+      if (peeked.kind === 'http1') bytes = http1PolicyAnswer(verdict.answer, false, peeked.head.method === 'HEAD');
+      else if (peeked.kind === 'h2c')
+        bytes = h2cPolicyAnswer(verdict.answer, peeked.head.streamId, peeked.head.method === 'HEAD');
+    }
+    if (bytes === undefined || socket.destroyed) {
+      if (verdict.action === 'answer') record.action = 'close';
+      delete record.status;
+      socket.destroy();
+      log('policy_closed', undefined, reason);
+      return;
+    }
+    socket.once('close', () => log('policy_answered', verdict.action === 'answer' ? verdict.answer.status : 0, reason));
+    endWithLinger(socket, bytes);
   };
   // The pipeline put one on the raw socket already; a TLS socket needs its own.
   if (socket !== c.raw) socket.on('error', noop);
@@ -206,10 +234,24 @@ export function handleConnection(
       return;
     }
 
-    // CONNECT check, findAddresses, no_route (src/routing/route.ts): the same decision as per-request.
-    const candidates = decideRoute(engine, listener, request, record, socket);
+    // TLS passthrough: the ClientHello is the `handshake` point (SNI, ALPN); request points never run.
+    if (peeked.kind === 'tls' && engine.policies.has('handshake')) {
+      const outcome = engine.policies.handshake({ connection: request });
+      if (outcome.verdict.action !== 'pass') {
+        record.policy = outcome.rule ?? '';
+        record.action = 'close';
+        policyFired(outcome, peeked);
+        return;
+      }
+      c.policyHold = joinHolds(c.policyHold, outcome);
+    }
+
+    // CONNECT check, the request and routed policies, findAddresses, no_route
+    // (src/routing/route.ts): the same decision as per-request.
+    const candidates = decideRoute(engine, listener, request, record, socket, c);
     if (isRouteRefused(candidates)) {
-      refuse(candidates.refused, peeked.kind, candidates.reason);
+      if (isPolicyFired(candidates)) policyFired(candidates.fired, peeked);
+      else refuse(candidates.refused, peeked.kind, candidates.reason);
       return;
     }
 

@@ -8,6 +8,7 @@
 // it goes through a generic global load (issue 18: two per request).
 import { performance } from 'node:perf_hooks';
 import type { AccessRecord } from '../../src/base/log.ts';
+import type { Hold } from '../../src/contracts/policy.ts';
 import type { Request } from '../../src/contracts/types.ts';
 import { endRecord, logRequest, type MaybeOffAccessLog } from '../../src/data-path/access-record.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
@@ -27,6 +28,8 @@ export class Exchange {
   readonly #started = performance.now();
   readonly #log: { readonly accessLog: MaybeOffAccessLog } | undefined;
   #finished = false;
+  /** The slots of the `policies:` rules that let the request through (in-flight), given back at `finish`. */
+  policyHold: Hold | undefined = undefined;
 
   /**
    * `client` is the record's client (`ip:port` of the request's client, see per-request-records.ts
@@ -59,6 +62,7 @@ export class Exchange {
   finish(result: string, status?: number, reason?: string): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.policyHold?.release();
     endRecord(this.record, this.#started, result, status, reason);
     // The log is read at the end: a reload may have replaced the access log meanwhile.
     logRequest(this.record, this.#log?.accessLog, 'request');

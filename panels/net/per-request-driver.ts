@@ -24,6 +24,7 @@ import type { Socket } from 'node:net';
 import { isSwitchboardError, type ResultCode } from '../../src/base/errors.ts';
 import type { Candidates, Jack, Request } from '../../src/contracts/types.ts';
 import type { Drainable } from '../../src/data-path/drain.ts';
+import { http1PolicyAnswer } from '../../src/data-path/policy-answer.ts';
 import type { Engine } from '../../src/panel/contract.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { isUpstreamFailure, type Upstream, type UpstreamFailure } from '../../src/upstream/index.ts';
@@ -35,7 +36,7 @@ import { type IdleMember, IdleSeat, Traffic } from './per-request-idle.ts';
 import { ExchangeInFlight } from './per-request-in-flight.ts';
 import { ClientLinks, type WritableListener } from './per-request-links.ts';
 import { type Resend, resendFor, resendsAfter } from './per-request-resend.ts';
-import { routeHead } from './per-request-route.ts';
+import { type PolicyHead, routeHead } from './per-request-route.ts';
 import type { PerRequestStart } from './per-request-start.ts';
 import type { DriverState, FramingSteps } from './per-request-steps.ts';
 import { spliceTunnel } from './per-request-tunnel.ts';
@@ -165,7 +166,8 @@ export class PerRequestDriver
     // bound: pausing and resuming the socket for every request would cost two syscalls each time.
     const want =
       ((state === 'head' || state === 'body') && !this.#links.full) ||
-      ((state === 'wait' || state === 'connecting') && this.#framer.pending.length < this.#limits.maxHeaderBytes);
+      ((state === 'wait' || state === 'connecting' || state === 'answering') &&
+        this.#framer.pending.length < this.#limits.maxHeaderBytes);
     if (want) {
       if (c.isPaused()) c.resume();
     } else if (state !== 'closing' && !c.isPaused()) c.pause();
@@ -218,7 +220,11 @@ export class PerRequestDriver
       return -1;
     }
     const ex = this.#inFlight.open(head, request);
-    const routed = routeHead(start, this.#client, head, view, request, ex.record);
+    const routed = routeHead(start, this.#client, head, view, request, ex.record, ex);
+    if (routed.refused === 'policy') {
+      this.#policyFired(routed, head, view);
+      return -1;
+    }
     if (routed.refused !== undefined) {
       this.#refuse(routed.refused, routed.reason, routed.read);
       return -1;
@@ -473,6 +479,50 @@ export class PerRequestDriver
   #refuse(code: ResultCode, reason?: string, read = 0): void {
     this.#inFlight.answered(code, reason, read, !this.#client.destroyed);
     this.#answer(code, reason);
+  }
+
+  /**
+   * A `policies:` rule fired on the head just routed (nothing of it went upstream). A close
+   * closes the connection. An answer is written in the router's own words; the connection goes
+   * on after it when its framing allows: the request's body is all in hand (it is dropped, never
+   * forwarded), the client did not ask to close, and it is no Upgrade or CONNECT. What followed
+   * the request waits as pending bytes until the answer was written, then is parsed as the next
+   * head, as after a backend's response. Otherwise the answer says `Connection: close`.
+   */
+  #policyFired(routed: PolicyHead, head: Http1Head, view: Buffer): void {
+    const { fired, read } = routed;
+    const verdict = fired.verdict;
+    const reason = `policy ${fired.rule ?? ''} (${fired.policy ?? ''})`;
+    this.#end.firedOn(fired.rule ?? '', verdict.action);
+    const ex = this.#inFlight.current!;
+    if (verdict.action !== 'answer' || this.#client.destroyed) {
+      this.#inFlight.policyEnded('policy_closed', undefined, reason, read, 0);
+      this.#abort('policy_closed');
+      return;
+    }
+    const keepAlive = routed.bodyDone && !ex.clientClose && !ex.mayTunnel && !this.#draining;
+    const bytes = http1PolicyAnswer(verdict.answer, keepAlive, head.method === 'HEAD');
+    this.#inFlight.policyEnded('policy_answered', verdict.answer.status, reason, read, bytes.length);
+    if (!keepAlive) {
+      this.#stop('policy_answered');
+      this.#end.answerWith(bytes);
+      return;
+    }
+    if (read < view.length) this.#framer.pending.keep(view.subarray(read));
+    this.#state = 'answering';
+    this.#client.write(bytes, () => this.#policyAnswered());
+  }
+
+  /** The policy's answer was written: the next head is parsed (or the drain closes now). */
+  #policyAnswered(): void {
+    try {
+      if (this.#state !== 'answering') return;
+      this.#state = 'head';
+      if (this.#draining) this.#close('ok');
+      else this.#resumeParsing();
+    } catch (err) {
+      this.#failed(err);
+    }
   }
 
   /** A request body the framing tracker cannot follow: 400 if nothing went out yet, else cut. */

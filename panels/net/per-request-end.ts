@@ -53,6 +53,22 @@ export class ConnectionEnd {
     this.#linger = answerClient(this.#start.client, code, reason);
   }
 
+  /** A `policies:` rule fired on a request of the connection: the connection's line names the first one. */
+  firedOn(rule: string, action: string): void {
+    const record = this.#start.connectionRecord;
+    if (record.policy !== undefined) return;
+    record.policy = rule;
+    record.action = action;
+  }
+
+  /** Writes `bytes` (a policy's answer, `Connection: close`) and ends the client after a linger. */
+  answerWith(bytes: Buffer): void {
+    const client = this.#start.client;
+    if (client.destroyed) return;
+    stopReadingClient(client);
+    this.#linger = endWithLinger(client, bytes);
+  }
+
   /** The connection's result, once: its access line (connection lines) and its end. */
   report(): void {
     if (this.#reported) return;

@@ -84,6 +84,18 @@ export class ExchangeInFlight {
     ex.finish(code, statusOf(code), reason);
   }
 
+  /**
+   * A `policies:` rule fired on the exchange in flight (its record names the rule): `read`, the
+   * request's bytes read and not forwarded, and `bytesOut`, the answer's (0 for a close).
+   */
+  policyEnded(result: string, status: number | undefined, reason: string, read: number, bytesOut: number): void {
+    const ex = this.#current!;
+    this.#current = undefined;
+    ex.record.bytesIn += read;
+    ex.record.bytesOut += bytesOut;
+    ex.finish(result, status, reason);
+  }
+
   /** The exchange in flight, if any, ends with `result` and is no longer in flight; it is returned. */
   end(result: string, status?: number, reason?: string): Exchange | undefined {
     const ex = this.#current;

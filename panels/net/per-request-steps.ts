@@ -7,9 +7,10 @@ import type { Http1Head } from '../../src/peek/http1.ts';
 
 /**
  * head: reading a head · body: forwarding a body · wait: the response is awaited ·
- * connecting: a new upstream connection is being opened · tunnel: spliced · closing: ending.
+ * connecting: a new upstream connection is being opened · answering: a policy's answer is being
+ * written and the connection goes on after it · tunnel: spliced · closing: ending.
  */
-export type DriverState = 'head' | 'body' | 'wait' | 'connecting' | 'tunnel' | 'closing';
+export type DriverState = 'head' | 'body' | 'wait' | 'connecting' | 'answering' | 'tunnel' | 'closing';
 
 /** What the framing of the client's bytes (per-request-framing.ts) asks of the driver. */
 export interface FramingSteps {

@@ -1,13 +1,16 @@
 /**
- * The `connection` policy point's context (issue 42, BFE HandleAccept): what is known of a
- * connection after PROXY in and before TLS or any byte peeked, read from the pipeline's
- * `Connection`. Made only when some rule runs at the point.
+ * The `connection` and `handshake` policy points' contexts (issue 42, BFE HandleAccept and
+ * HandleHandshake): what is known of a connection after PROXY in and before TLS or any byte
+ * peeked, read from the pipeline's `Connection`, and on a terminating listener what the
+ * handshake added (SNI, ALPN, client certificate). Made only when some rule runs at the point.
  *
  * The client is the PROXY source when a header named one, else the socket peer (a forwarded
  * header is not read yet: no byte of the stream has been peeked); `secure` says whether the
  * listener terminates TLS; `vip` is the PROXY destination.
  */
-import type { ConnectionContext, ConnectionFacts } from '../contracts/policy.ts';
+import type { ConnectionContext, ConnectionFacts, HandshakeContext, HandshakeFacts } from '../contracts/policy.ts';
+import type { TlsInfo } from '../contracts/types.ts';
+import { type TlsFacts, tlsFactsOf } from '../tls/facts.ts';
 import type { Connection } from './connection.ts';
 
 /** The facts of one accepted connection (one object; the local address read once, on demand). */
@@ -53,7 +56,33 @@ class AcceptedFacts implements ConnectionFacts {
   }
 }
 
+/** The facts of a terminated connection: those of accept plus the handshake's SNI, ALPN and client certificate. */
+class TerminatedFacts extends AcceptedFacts implements HandshakeFacts {
+  readonly #tls: TlsFacts | undefined;
+  constructor(c: Connection) {
+    super(c);
+    this.#tls = tlsFactsOf(c.socket);
+  }
+  get sni(): string | undefined {
+    return this.#tls?.sni;
+  }
+  get alpn(): readonly string[] {
+    return this.#tls?.alpn ?? [];
+  }
+  get tls(): TlsInfo | undefined {
+    return this.#tls?.tls;
+  }
+}
+
 /** The context `PolicySet.connection` is asked with. */
 export function connectionPoint(c: Connection): ConnectionContext {
   return { connection: new AcceptedFacts(c) };
+}
+
+/**
+ * The context `PolicySet.handshake` is asked with on a terminating listener, once the handshake
+ * is done (BFE HandleHandshake); a passthrough listener's is its ClientHello's request.
+ */
+export function handshakePoint(c: Connection): HandshakeContext {
+  return { connection: new TerminatedFacts(c) };
 }

@@ -20,6 +20,7 @@ import type { ListenerConfig } from '../config/schema.ts';
 import { logConnection, millisSince } from '../data-path/access-record.ts';
 import { LINGER_MS } from '../data-path/answer.ts';
 import type { PanelRuntime } from '../panel/contract.ts';
+import { joinHolds, type PolicyOutcome } from '../policy/outcome.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
 import type { ListenerTls } from '../tls/listener-tls.ts';
@@ -28,7 +29,7 @@ import { bindListener, boundAddress } from './bind.ts';
 import { clientAddress, clientText, readPeer } from './client-address.ts';
 import { clientKey } from './client-key.ts';
 import { Connection, type PipelineSteps } from './connection.ts';
-import { connectionPoint } from './connection-point.ts';
+import { connectionPoint, handshakePoint } from './connection-point.ts';
 import { readProxyHeader } from './proxy-in.ts';
 import { sameSocket, trustCheck } from './same-socket.ts';
 import { Terminator } from './terminator.ts';
@@ -319,6 +320,12 @@ export class ListenerPipeline implements PipelineSteps {
       c.policyHold = outcome;
       return true;
     }
+    this.#policyClosed(c, outcome, undefined);
+    return false;
+  }
+
+  /** A rule closed the connection at `connection` or `handshake`: a debug line, the access line naming it. */
+  #policyClosed(c: Connection, outcome: PolicyOutcome, protocol: string | undefined): void {
     const source = c.proxy?.command === 'proxy' ? c.proxy.source : undefined;
     const client = source === undefined ? clientText(c.ip, c.port) : clientText(source.ip, source.port);
     const rule = outcome.rule ?? '';
@@ -326,11 +333,10 @@ export class ListenerPipeline implements PipelineSteps {
       { listener: c.listener.name, client, policy: rule, use: outcome.policy },
       'connection closed by policy',
     );
-    this.refused(c, 'policy_closed', `policy ${rule} (${outcome.policy ?? ''})`, undefined, client, {
+    this.refused(c, 'policy_closed', `policy ${rule} (${outcome.policy ?? ''})`, protocol, client, {
       policy: rule,
       action: 'close',
     });
-    return false;
   }
 
   #terminate(c: Connection, tls: ListenerTls): void {
@@ -367,10 +373,26 @@ export class ListenerPipeline implements PipelineSteps {
     });
   }
 
-  /** Step 5: the panel's protocol handling, on the decrypted stream. */
+  /** Step 4b, the `handshake` policies of a terminating listener, then step 5: the panel's protocol handling, on the decrypted stream. */
   afterTls(c: Connection): void {
     (c.socket as Tagged)[kConnection] = c;
+    const policies = c.engine.policies;
+    if (policies.has('handshake') && !this.#handshakePolicies(c, policies)) return;
     this.#options.handle(c);
+  }
+
+  /**
+   * Step 4b: the engine's `handshake` rules on a terminated connection (issue 42). As at
+   * `connection`: a pass may hold a slot (joined to the connection's), a close closes at once.
+   */
+  #handshakePolicies(c: Connection, policies: PolicySet): boolean {
+    const outcome = policies.handshake(handshakePoint(c));
+    if (outcome.verdict.action === 'pass') {
+      c.policyHold = joinHolds(c.policyHold, outcome);
+      return true;
+    }
+    this.#policyClosed(c, outcome, 'tls');
+    return false;
   }
 
   /**

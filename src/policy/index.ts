@@ -11,7 +11,7 @@ export { makeAnswer, withHeaders } from './answer.ts';
 export { type CompileOptions, compilePolicies } from './compile.ts';
 export { type CounterStore, LocalCounters } from './counters.ts';
 export { PolicyPointError, PolicyRuleError } from './errors.ts';
-export { PASS, type PolicyOutcome } from './outcome.ts';
+export { joinHolds, PASS, type PolicyOutcome } from './outcome.ts';
 export { type CompiledRule, PolicySet } from './policy-set.ts';
 export { SharedCounters, type SharedCountersOptions, type SharedCountersState } from './shared-counters.ts';
 export { processClock } from './shared-counters-clock.ts';

@@ -54,3 +54,13 @@ export class Held implements PolicyOutcome {
     for (const h of holds) h.release();
   }
 }
+
+/**
+ * The holds of two points as one (`a` from an earlier point, `b` the outcome of a later one):
+ * `b` alone when `a` holds nothing, `a` alone when `b` is the plain `PASS`.
+ */
+export function joinHolds(a: Hold | undefined, b: PolicyOutcome): Hold {
+  if (a === undefined || a === PASS) return b;
+  if (b === PASS) return a;
+  return new Held([a, b]);
+}

@@ -9,7 +9,7 @@
  *   max 2: 2 reach the backend, and after they close the next ones pass: the hold was released).
  * - The list file edited under load takes effect within a bounded poll, established connections
  *   untouched; a bad line in the list refuses the reload naming file:line and keeps the old list.
- * - A rule at the `request` point is refused by `switchboard check`, naming the rule.
+ * - An answer at the `connection` point is refused by `switchboard check`, naming the rule.
  * - A connection rate limit of burst N passes N in total on every panel: on the worker panel's
  *   two threads, N across both, not N × threads.
  *
@@ -294,8 +294,8 @@ export const policyScenarios: readonly Scenario[] = [
       ),
   },
   {
-    name: 'policies: a rule at the request point is refused by switchboard check, naming the rule',
-    spec: 'docs/policies.md (what is refused for now)',
+    name: 'policies: an answer at the connection point is refused by switchboard check, naming the rule',
+    spec: 'docs/policies.md "Points" (an answer needs a request point)',
     timeoutMs: 20_000,
     run: async (p) => {
       const dir = await tempDir();
@@ -308,14 +308,14 @@ export const policyScenarios: readonly Scenario[] = [
           addressBook: book('127.0.0.1:9'),
           policies: [
             { name: 'deny', use: 'block', point: 'connection', options: { cidrs: ['10.0.0.0/8'] } },
-            { name: 'admin-internal', use: 'block', when: 'req_path_prefix_in("/admin", false)' },
+            { name: 'admin-internal', use: 'block', point: 'connection', action: { respond: 403 } },
           ],
         }),
       );
       const r = await runCli(['check', '--config', file]);
       expect(r.code).toBe(3);
       expect(r.stderr).toContain(
-        'policies[1] (admin-internal): the request point is not enforced yet (issue 42 step 3); only point: connection is',
+        'policies[1] (admin-internal): action: respond needs the request point or later; the rule runs at connection',
       );
     },
   },

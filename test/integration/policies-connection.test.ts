@@ -1,8 +1,8 @@
 /**
  * Policies at the `connection` point (issue 42 step 2), through the real router: the listener
  * pipeline closes a blocked client before a byte is read, holds an in-flight slot until the
- * connection ends, counts a rate limit once across worker threads; a rule at a point not yet
- * enforced is refused by config load, and a bad rule refuses the reload and keeps the old set.
+ * connection ends, counts a rate limit once across worker threads; an answer at the connection
+ * point is refused by config load, and a bad rule refuses the reload and keeps the old set.
  */
 import { writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
@@ -120,20 +120,20 @@ describe('policies at the connection point', () => {
     expect(replies.filter((x) => x.includes('200 OK')).length).toBe(6);
   });
 
-  it('a rule at the request point is refused naming the rule', async () => {
+  it('an answer at the connection point is refused naming the rule (no request to answer yet)', async () => {
     const dir = await tempDir();
     const config = {
       listeners: WILDCARD,
       policies: [
         { name: 'deny', use: 'block', options: { cidrs: ['10.0.0.0/8'] } },
-        { name: 'admin-internal', use: 'block', when: 'req_path_prefix_in("/admin", false)', action: { respond: 403 } },
+        { name: 'admin-internal', use: 'block', point: 'connection', action: { respond: 403 } },
       ],
     };
     const file = join(dir, 'switchboard.yaml');
     const e = await validateConfig(config, file, stringify(config)).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ConfigError);
     expect((e as Error).message).toContain(
-      'policies[1] (admin-internal): the request point is not enforced yet (issue 42 step 3); only point: connection is',
+      'policies[1] (admin-internal): action: respond needs the request point or later; the rule runs at connection',
     );
   });
 
