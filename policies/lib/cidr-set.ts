@@ -11,7 +11,8 @@
  * 2. `build()` sorts each table by start (IPv4 as one Float64Array of start × 64 + prefix,
  *    sorted natively; IPv6 by comparison), then merges overlapping ranges, so the ranges are
  *    disjoint and ascending. `buildInSlices()` does the same for a long list without holding
- *    the event loop: IPv4 runs of 16,384 keys sorted natively, merged pairwise in slices.
+ *    the event loop: runs of 16,384 keys sorted (IPv4 natively, IPv6 by comparison), merged
+ *    pairwise in slices.
  * 3. `has(ip)` parses the address into a shared buffer (no allocation), finds the last range
  *    starting at or before it, and checks its end.
  */
@@ -139,9 +140,10 @@ export class CidrSetBuilder {
     for (; i < end; i++) {
       const c = text.charCodeAt(i);
       if (c >= 0x30 && c <= 0x39) {
-        if (digits > 0 && octet === 0) return false; // a leading zero (ip.ts rule 4)
+        // Not a dotted quad's octet (a leading zero, over 255, or an IPv6 group such as 2001):
+        // the full parser decides (ip.ts rule 4 refuses leading zeros in IPv4).
+        if ((digits > 0 && octet === 0) || octet * 10 + (c - 0x30) > 255) return this.add(text.slice(start, end));
         octet = octet * 10 + (c - 0x30);
-        if (octet > 255) return false;
         digits++;
       } else if (c === 0x2e && digits > 0 && dots < 3) {
         value = value * 256 + octet;
@@ -189,13 +191,12 @@ export class CidrSetBuilder {
     const keys = this.#v4.subarray(0, this.#v4n).sort();
     const ranges = new V4Ranges(keys.length);
     ranges.add(keys, 0, keys.length);
-    return this.#done(...ranges.result());
+    return this.#done(...ranges.result(), mergeV6(this.#v6));
   }
 
   /**
-   * Sorts and merges in slices (long list files): runs of `RUN` keys sorted natively, then
-   * merged pairwise, then turned into ranges, pausing between slices. IPv6 entries (lists of
-   * them are short in practice) are sorted at once.
+   * Sorts and merges in slices (long list files): runs of `RUN` keys sorted natively (IPv6: by
+   * comparison), then merged pairwise, then turned into ranges, pausing between slices.
    */
   async buildInSlices(slices: TimeSlices): Promise<CidrSet> {
     const keys = await sortInSlices(this.#v4.subarray(0, this.#v4n), slices);
@@ -204,11 +205,10 @@ export class CidrSetBuilder {
       ranges.add(keys, i, Math.min(keys.length, i + RUN));
       await slices.pause();
     }
-    return this.#done(...ranges.result());
+    return this.#done(...ranges.result(), await mergeV6InSlices(this.#v6, slices));
   }
 
-  #done(v4Starts: Uint32Array, v4Ends: Uint32Array): CidrSet {
-    const [v6Starts, v6Ends] = mergeV6(this.#v6);
+  #done(v4Starts: Uint32Array, v4Ends: Uint32Array, [v6Starts, v6Ends]: [Uint32Array, Uint32Array]): CidrSet {
     this.#v4 = new Float64Array(0);
     this.#v4n = 0;
     this.#v6 = [];
@@ -285,39 +285,122 @@ class V4Ranges {
   }
 }
 
-/** Step 2 for IPv6: sort entry indexes by start and merge overlaps, on 4-word values. */
-function mergeV6(flat: readonly number[]): [Uint32Array, Uint32Array] {
-  const n = flat.length / 5;
-  const order = Array.from({ length: n }, (_, i) => i * 5);
-  order.sort((x, y) => {
+/** Orders IPv6 entries (offsets into the flat list) by start, then wider first. */
+function v6Order(flat: readonly number[]): (x: number, y: number) => number {
+  return (x, y) => {
     for (let w = 0; w < 4; w++) {
       const d = (flat[x + w] as number) - (flat[y + w] as number);
       if (d !== 0) return d;
     }
     return (flat[x + 4] as number) - (flat[y + 4] as number);
-  });
-  const starts: number[] = [];
-  const ends: number[] = [];
-  for (const at of order) {
-    const prefix = flat[at + 4] as number;
-    const start = [0, 1, 2, 3].map((w) => flat[at + w] as number);
-    const end = start.map((v, w) => {
-      const bits = Math.max(0, Math.min(32, prefix - w * 32));
-      return bits === 32 ? v : (v | (bits === 0 ? 0xffffffff : 0xffffffff >>> bits)) >>> 0;
-    });
-    const last = ends.length - 4;
-    if (last >= 0 && compareWords(start, ends, last) <= 0) {
-      if (compareWords(end, ends, last) > 0) ends.splice(last, 4, ...end);
-    } else {
-      starts.push(...start);
-      ends.push(...end);
+  };
+}
+
+/** The offsets of the flat list's entries (5 numbers each), in list order. */
+function v6Offsets(flat: readonly number[]): Uint32Array {
+  const order = new Uint32Array(flat.length / 5);
+  for (let i = 0; i < order.length; i++) order[i] = i * 5;
+  return order;
+}
+
+/** Step 2 for IPv6 at once (inline lists): sort entry offsets by start and merge overlaps. */
+function mergeV6(flat: readonly number[]): [Uint32Array, Uint32Array] {
+  const order = v6Offsets(flat).sort(v6Order(flat));
+  const ranges = new V6Ranges(order.length);
+  ranges.add(flat, order, 0, order.length);
+  return ranges.result();
+}
+
+/**
+ * Step 2 for IPv6 in slices (long list files): runs of `RUN` offsets sorted by comparison, merged
+ * pairwise, then turned into ranges, pausing between slices, as IPv4 (sortInSlices).
+ */
+async function mergeV6InSlices(flat: readonly number[], slices: TimeSlices): Promise<[Uint32Array, Uint32Array]> {
+  const cmp = v6Order(flat);
+  let src: Uint32Array = v6Offsets(flat);
+  const n = src.length;
+  for (let i = 0; i < n; i += RUN) {
+    src.subarray(i, Math.min(n, i + RUN)).sort(cmp);
+    await slices.pause();
+  }
+  let dst: Uint32Array = new Uint32Array(n);
+  for (let width = RUN; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (k < hi) {
+        const stop = Math.min(hi, k + RUN);
+        for (; k < stop; k++) {
+          if (j >= hi || (i < mid && cmp(src[i] as number, src[j] as number) <= 0)) dst[k] = src[i++] as number;
+          else dst[k] = src[j++] as number;
+        }
+        await slices.pause();
+      }
+    }
+    [src, dst] = [dst, src];
+  }
+  const ranges = new V6Ranges(n);
+  for (let i = 0; i < n; i += RUN) {
+    ranges.add(flat, src, i, Math.min(n, i + RUN));
+    await slices.pause();
+  }
+  return ranges.result();
+}
+
+/** Sorted IPv6 entries into merged ranges (four words per start and end), a span at a time. */
+class V6Ranges {
+  readonly #starts: Uint32Array;
+  readonly #ends: Uint32Array;
+  /** Words written (4 per range). */
+  #n = 0;
+  constructor(entries: number) {
+    this.#starts = new Uint32Array(entries * 4);
+    this.#ends = new Uint32Array(entries * 4);
+  }
+
+  /** Takes the entries at `order[from, to)` of `flat`. */
+  add(flat: readonly number[], order: Uint32Array, from: number, to: number): void {
+    const starts = this.#starts;
+    const ends = this.#ends;
+    const end = [0, 0, 0, 0];
+    for (let i = from; i < to; i++) {
+      const at = order[i] as number;
+      const prefix = flat[at + 4] as number;
+      for (let w = 0; w < 4; w++) {
+        const bits = Math.max(0, Math.min(32, prefix - w * 32));
+        const v = flat[at + w] as number;
+        end[w] = bits === 32 ? v : (v | (bits === 0 ? 0xffffffff : 0xffffffff >>> bits)) >>> 0;
+      }
+      const last = this.#n - 4;
+      if (last >= 0 && compareAt(flat, at, ends, last) <= 0) {
+        if (compareWords(end, ends, last) > 0) ends.set(end, last);
+      } else {
+        for (let w = 0; w < 4; w++) starts[this.#n + w] = flat[at + w] as number;
+        ends.set(end, this.#n);
+        this.#n += 4;
+      }
     }
   }
-  return [Uint32Array.from(starts), Uint32Array.from(ends)];
+
+  result(): [Uint32Array, Uint32Array] {
+    return [this.#starts.slice(0, this.#n), this.#ends.slice(0, this.#n)];
+  }
+}
+
+/** Compares the 4-word start at `flat[at..at+3]` with `t[i..i+3]`. */
+function compareAt(flat: readonly number[], at: number, t: Uint32Array, i: number): number {
+  for (let w = 0; w < 4; w++) {
+    const d = (flat[at + w] as number) - (t[i + w] as number);
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 /** Compares a 4-word value with `t[i..i+3]`. */
-function compareWords(a: readonly number[], t: readonly number[], i: number): number {
+function compareWords(a: readonly number[], t: Uint32Array, i: number): number {
   for (let w = 0; w < 4; w++) {
     const d = (a[w] as number) - (t[i + w] as number);
     if (d !== 0) return d;
