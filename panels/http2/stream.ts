@@ -176,9 +176,10 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
     const fields: string[] = [];
     for (const [name, value] of headers) fields.push(down.h2 ? name.toLowerCase() : name, value);
     fields.push('content-length', String(body.length));
-    const head = down.method === 'HEAD';
-    down.respond(status, fields, head || body.length === 0, false);
-    if (!head && body.length > 0) {
+    // As respondError: the head, then end (node ends a HEAD response's stream without a body).
+    down.respond(status, fields, false, false);
+    if (down.method === 'HEAD' || body.length === 0) down.end();
+    else {
       down.end(body);
       this.record.bytesOut += body.length;
     }

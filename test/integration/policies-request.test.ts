@@ -4,6 +4,7 @@
  * the next request on the same keep-alive connection forwarded (per-request), a close, and the
  * in-flight slot given back when the request ends.
  */
+import { connect as h2connect } from 'node:http2';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
@@ -85,5 +86,43 @@ describe('policies at the request and routed points', () => {
     );
     const reply = await exchange(r.port(), 'GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n');
     expect(reply).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+  });
+
+  it('http2 panel, HTTP/1.1 client: an answer without a body ends, and the connection goes on', async () => {
+    const r = await start([{ ...admin, action: { respond: 403 } }], { panel: 'http2' });
+    const reply = await exchange(
+      r.port(),
+      'GET /admin HTTP/1.1\r\nHost: a.test\r\n\r\nGET /ok HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n',
+    );
+    expect(reply).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    expect(reply).toContain('HTTP/1.1 200 OK');
+    expect(backend?.hits).toBe(1);
+  });
+
+  it('http2 panel, h2 client: one stream answered 403, the next stream of the session forwarded', async () => {
+    const r = await start([admin], { panel: 'http2' });
+    const session = h2connect(`http://127.0.0.1:${r.port()}`);
+    const get = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = session.request({ ':path': path, ':authority': 'a.test' });
+        let status = 0;
+        let body = '';
+        req.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        req.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        req.on('end', () => resolve({ status, body }));
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect(await get('/admin/x')).toEqual({ status: 403, body: 'no\n' });
+      expect((await get('/ok')).status).toBe(200);
+    } finally {
+      session.close();
+    }
+    expect(backend?.hits).toBe(1);
   });
 });
