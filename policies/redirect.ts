@@ -9,11 +9,12 @@
  *    URL. The path is the one sent (percent-encoding kept), the query is kept (`query: drop`
  *    leaves it out).
  * 2. The request's scheme is the listener's: `https` on a TLS listener, else `http`. With
- *    `forwardedProto: true` and a client the listener trusts (`trustedClient`: its
- *    `trustedSources`), the balancer's `X-Forwarded-Proto` (`http`/`https`) says it instead;
- *    never an untrusted header, so a redirect to HTTPS cannot loop behind a TLS-terminating
- *    balancer, and a client cannot talk its way out of it. Set it only on listeners whose
- *    trusted sources are such balancers (`clientIpFrom: header`).
+ *    `forwardedProto: true`, `X-Forwarded-Proto` (`http`/`https`) says it instead, but only
+ *    when an L7 hop wrote it: the client address itself came from a trusted hop's forwarded
+ *    header (`clientFrom: header`: listener `clientIpFrom: header`, the connection address in
+ *    `trustedSources`). A PROXY sender (an L4 balancer) is trusted for the address only: the
+ *    headers behind it are the client's own, so a client there cannot talk its way out of the
+ *    redirect, and a redirect to HTTPS cannot loop behind a TLS-terminating L7 balancer.
  * 3. A `Location` that is the request's own URL is not answered (the rule lets it through):
  *    `scheme: https` does not fire on a TLS listener.
  * 4. `status`: 301, 302 (default), 307 or 308.
@@ -57,7 +58,7 @@ type RedirectOptions = z.output<typeof options>;
 
 /** The scheme the client used (step 2). */
 export function requestScheme(r: Request, forwardedProto: boolean): 'http' | 'https' {
-  if (forwardedProto && r.trustedClient) {
+  if (forwardedProto && r.clientFrom === 'header') {
     const sent = r.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
     if (sent === 'https' || sent === 'http') return sent;
   }

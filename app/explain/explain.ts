@@ -167,6 +167,7 @@ export function requestFor(input: ExplainInput, listener: ListenerConfig): Reque
     sessionIp: clientIp,
     peerIp: clientIp,
     trustedClient: forwarded !== undefined,
+    clientFrom: forwarded === undefined ? 'connection' : 'header',
     protocol: 'http1',
     host: authority.host,
     port: authority.port,

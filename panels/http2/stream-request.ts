@@ -168,6 +168,7 @@ export function routeView(down: Down, listener: ListenerConfig): Routed {
     vip: proxy?.destination?.ip,
     vipPort: proxy?.destination?.port,
     trustedClient: forwarded !== undefined || proxy?.source !== undefined,
+    clientFrom: forwarded !== undefined ? 'header' : proxy?.source !== undefined ? 'proxy' : 'connection',
     secure,
     tls: facts?.tls,
     listener: listener.name,

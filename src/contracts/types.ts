@@ -10,6 +10,9 @@
 /** What the panel saw on the wire. */
 export type Protocol = 'http1' | 'h2c' | 'h2' | 'tls';
 
+/** Where a request's client address came from (`Request.clientFrom`). */
+export type ClientFrom = 'connection' | 'proxy' | 'header';
+
 /** TLS facts known about the client connection (passthrough: SNI/ALPN; termination: also client auth). */
 export interface TlsInfo {
   /** True when a client certificate was presented and verified (termination with clientAuth). */
@@ -68,6 +71,13 @@ export interface Request {
   readonly secure: boolean;
   /** True when the client address came from a trusted source (PROXY or forwarded header). */
   readonly trustedClient: boolean;
+  /**
+   * Where `clientIp` came from: the socket peer (`connection`), a trusted PROXY header
+   * (`proxy`: an L4 hop, which vouches for the address but not for the request's headers), or
+   * a trusted hop's forwarded header (`header`: an L7 hop, `clientIpFrom: header`). Optional
+   * for hand-built requests; absent means `connection`.
+   */
+  readonly clientFrom?: ClientFrom;
   readonly tls: TlsInfo | undefined;
   /** The name of the listener that accepted the connection. */
   readonly listener: string;

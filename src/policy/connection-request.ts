@@ -5,7 +5,7 @@
  * points (points.ts), so the empty fields are never what decides a rule.
  */
 import type { ConnectionFacts, HandshakeFacts } from '../contracts/policy.ts';
-import type { Protocol, Request, TlsInfo } from '../contracts/types.ts';
+import type { ClientFrom, Protocol, Request, TlsInfo } from '../contracts/types.ts';
 
 const NO_VALUES: readonly string[] = Object.freeze([]);
 
@@ -71,6 +71,10 @@ export class ConnectionRequest implements Request {
   }
   get trustedClient(): boolean {
     return this.#facts.trustedClient;
+  }
+  /** Before a head no forwarded header has been read: a trusted client address is a PROXY source's. */
+  get clientFrom(): ClientFrom {
+    return this.#facts.trustedClient ? 'proxy' : 'connection';
   }
   get listener(): string {
     return this.#facts.listener;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert';
 import type { Socket } from 'node:net';
-import type { Request } from '../contracts/types.ts';
+import type { ClientFrom, Request } from '../contracts/types.ts';
 import type { Http1Head } from '../peek/http1.ts';
 import { normalizePath, type PathNormalization } from '../peek/path.ts';
 import type { Peeked } from '../peek/peek.ts';
@@ -89,6 +89,7 @@ export function http1Requests(proxy: ProxyHeader | undefined, info: ConnectionIn
     vip: destination?.ip,
     vipPort: destination?.port,
     trustedClient: source !== undefined,
+    clientFrom: source === undefined ? 'connection' : 'proxy',
     listener: info.listener,
     secure: tls.secure,
     sni: tls.sni,
@@ -122,6 +123,7 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
     info.addressing === undefined || peeked.kind === 'tls'
       ? undefined
       : forwardedClientIp(info.addressing, sessionIp, valuesOf(peeked.head));
+  const clientFrom: ClientFrom = forwarded !== undefined ? 'header' : source !== undefined ? 'proxy' : 'connection';
   const base = {
     clientIp: forwarded ?? sessionIp,
     clientPort: forwarded !== undefined ? 0 : (source?.port ?? peerPort),
@@ -131,6 +133,7 @@ export function requestFromPeek(peeked: Peeked, info: ConnectionInfo): Request {
     vip: destination?.ip,
     vipPort: destination?.port,
     trustedClient: forwarded !== undefined || source !== undefined,
+    clientFrom,
     listener: info.listener,
     ...terminated(info),
   };

@@ -7,7 +7,7 @@
  * frozen; the lazy caches live in #private fields, which freezing does not cover.
  */
 
-import type { Protocol, Request, TlsInfo } from '../contracts/types.ts';
+import type { ClientFrom, Protocol, Request, TlsInfo } from '../contracts/types.ts';
 
 /** The plain fields a peeker knows; optional ones default to absent / empty. */
 export interface RequestInit {
@@ -45,6 +45,8 @@ export interface RequestInit {
   readonly vipPort?: number | undefined;
   readonly secure?: boolean | undefined;
   readonly trustedClient?: boolean | undefined;
+  /** Where `clientIp` came from (connection, a PROXY header, a forwarded header); default `connection`. */
+  readonly clientFrom?: ClientFrom | undefined;
   readonly tls?: TlsInfo | undefined;
   readonly listener: string;
 }
@@ -137,6 +139,7 @@ class FrozenRequest implements Request {
   declare readonly vipPort: number | undefined;
   declare readonly secure: boolean;
   declare readonly trustedClient: boolean;
+  declare readonly clientFrom: ClientFrom;
   declare readonly tls: TlsInfo | undefined;
   declare readonly listener: string;
   #headers: readonly (readonly [string, string])[] | undefined;
@@ -175,6 +178,7 @@ class FrozenRequest implements Request {
       this.vipPort = c.vipPort;
       this.secure = c.secure ?? false;
       this.trustedClient = forwarded !== undefined || c.trustedClient;
+      this.clientFrom = forwarded === undefined ? (c.clientFrom ?? 'connection') : 'header';
       this.tls = c.tls;
       this.listener = c.listener;
       this.#headers = undefined;
@@ -201,6 +205,7 @@ class FrozenRequest implements Request {
     this.vipPort = init.vipPort;
     this.secure = init.secure ?? false;
     this.trustedClient = init.trustedClient ?? false;
+    this.clientFrom = init.clientFrom ?? 'connection';
     this.tls = init.tls;
     this.listener = init.listener;
     this.#headers = init.headers;
@@ -274,6 +279,11 @@ export interface ConnectionFields {
   readonly vip: string | undefined;
   readonly vipPort: number | undefined;
   readonly trustedClient: boolean;
+  /**
+   * `proxy` when a trusted PROXY header gave the address, else `connection` (the default); a
+   * head's forwarded header makes its request's `header`.
+   */
+  readonly clientFrom?: 'connection' | 'proxy' | undefined;
   readonly listener: string;
   readonly secure: boolean | undefined;
   readonly sni: string | undefined;

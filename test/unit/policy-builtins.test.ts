@@ -146,11 +146,15 @@ describe('redirect', () => {
     expect(location({ scheme: 'https', status: 308 }, { ...init, secure: true })).toBe('pass');
   });
 
-  it('the scheme never comes from an untrusted header; X-Forwarded-Proto only with forwardedProto and a trusted client', () => {
+  it('the scheme never comes from an untrusted header; X-Forwarded-Proto only with forwardedProto from an L7 hop', () => {
     const init = { host: 'shop.test', headers: { 'X-Forwarded-Proto': 'https' } };
     expect(location({ scheme: 'https' }, init)).toEqual([302, 'https://shop.test/']);
     expect(location({ scheme: 'https', forwardedProto: true }, init)).toEqual([302, 'https://shop.test/']);
-    expect(location({ scheme: 'https', forwardedProto: true }, { ...init, trustedClient: true })).toBe('pass');
+    // A PROXY sender (L4) is trusted for the address, not for the client's own headers.
+    const proxied = { ...init, trustedClient: true, clientFrom: 'proxy' as const };
+    expect(location({ scheme: 'https', forwardedProto: true }, proxied)).toEqual([302, 'https://shop.test/']);
+    const forwarded = { ...init, trustedClient: true, clientFrom: 'header' as const };
+    expect(location({ scheme: 'https', forwardedProto: true }, forwarded)).toBe('pass');
   });
 
   it('host, port, prefix; url replaces the URL and keeps the query; query: drop', () => {

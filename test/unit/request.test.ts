@@ -109,6 +109,7 @@ describe('createHeadRequest', () => {
     vip: '198.51.100.1',
     vipPort: 443,
     trustedClient: true,
+    clientFrom: 'proxy',
     listener: 'web',
     secure: true,
     sni: 'www.example.test',
@@ -145,6 +146,7 @@ describe('createHeadRequest', () => {
         clientIp: forwarded ?? conn.clientIp,
         clientPort: forwarded === undefined ? conn.clientPort : 0,
         trustedClient: forwarded !== undefined || conn.trustedClient,
+        clientFrom: forwarded === undefined ? 'proxy' : 'header',
         protocol: 'http1',
         ...head,
         headers: undefined,
@@ -154,7 +156,12 @@ describe('createHeadRequest', () => {
       expect(Object.keys(r)).toEqual(Object.keys(want));
       expect(view(r)).toEqual(view(want));
     }
-    expect(createHeadRequest(conn, head, '203.0.113.9')).toMatchObject({ clientIp: '203.0.113.9', clientPort: 0 });
+    expect(createHeadRequest(conn, head, '203.0.113.9')).toMatchObject({
+      clientIp: '203.0.113.9',
+      clientPort: 0,
+      clientFrom: 'header',
+    });
+    expect(createHeadRequest(conn, head, undefined).clientFrom).toBe('proxy');
   });
 });
 
