@@ -26,10 +26,12 @@ import { isPeerError, isSwitchboardError, type ResultCode } from '../../src/base
 import type { AccessRecord } from '../../src/base/log.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
 import type { Hold } from '../../src/contracts/policy.ts';
-import type { Candidates } from '../../src/contracts/types.ts';
+import type { Candidates, Request } from '../../src/contracts/types.ts';
 import { describeRequest, endRecord, logRequest } from '../../src/data-path/access-record.ts';
+import { connectionPoint, handshakePoint } from '../../src/listener/connection-point.ts';
 import { clientOf } from '../../src/listener/pipeline.ts';
 import type { PanelRuntime } from '../../src/panel/contract.ts';
+import { finishContext } from '../../src/policy/finish-context.ts';
 import type { PolicyOutcome } from '../../src/policy/outcome.ts';
 import { decideRoute, isPolicyFired, isRouteRefused } from '../../src/routing/route.ts';
 import { isUpstreamFailure, type Opened, responseJudgeFor, type UpstreamFailure } from '../../src/upstream/index.ts';
@@ -72,6 +74,8 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
   #logged = false;
   /** The slots of the rules that let this stream through (in-flight), given back with its line. */
   policyHold: Hold | undefined = undefined;
+  /** The stream's request once its view is built (for the policies that observe ends). */
+  #request: Request | undefined = undefined;
   #exchange: Exchange | undefined = undefined;
   #clientGone = false;
   /** The client's HTTP/2 session (a destroyed stream no longer names it). */
@@ -107,6 +111,27 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
     endRecord(record, this.#started, result, status, reason);
     logRequest(record, this.#ctx.runtime.accessLog);
     if (CLIENT_ENDED.has(result)) this.#countReset();
+    this.#finished();
+  }
+
+  /**
+   * The policies that observe ends are told (ended `stream`), only when one does, on the engine
+   * the stream ran on: the request's facts, else the connection's (a stream refused before its
+   * request was built); a stream with neither (its session already gone) is not told.
+   */
+  #finished(): void {
+    const down = this.#down;
+    const conn = down.conn;
+    const policies = (conn?.engine ?? this.#ctx.runtime.engine).policies;
+    if (!policies.observes) return;
+    const request = this.#request;
+    const record = this.record;
+    if (request !== undefined) {
+      policies.finish(finishContext('stream', request, request, record.product, record.cluster));
+    } else if (conn !== undefined) {
+      const point = conn.socket === conn.raw ? connectionPoint(conn) : handshakePoint(conn);
+      policies.finish(finishContext('stream', point.connection));
+    }
   }
 
   /** A client's RST_STREAM before any response counts against its reset budget (resets.ts). */
@@ -205,6 +230,7 @@ class Stream implements StreamLog, AfterReads, ClientWatch {
         return;
       }
       const { request } = routed;
+      this.#request = request;
       const record = this.record;
       describeRequest(record, request);
 

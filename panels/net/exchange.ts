@@ -8,10 +8,19 @@
 // it goes through a generic global load (issue 18: two per request).
 import { performance } from 'node:perf_hooks';
 import type { AccessRecord } from '../../src/base/log.ts';
-import type { Hold } from '../../src/contracts/policy.ts';
+import type { ConnectionFacts, Hold } from '../../src/contracts/policy.ts';
 import type { Request } from '../../src/contracts/types.ts';
 import { endRecord, logRequest, type MaybeOffAccessLog } from '../../src/data-path/access-record.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
+import { finishContext } from '../../src/policy/finish-context.ts';
+import type { PolicySet } from '../../src/policy/policy-set.ts';
+
+/** Who is told of an exchange's end (`observedBy`), and what it knows of it. */
+interface Observed {
+  readonly policies: PolicySet;
+  readonly connection: ConnectionFacts;
+  readonly request: Request | undefined;
+}
 
 /** One request on the connection and the state of its response. */
 export class Exchange {
@@ -30,6 +39,8 @@ export class Exchange {
   #finished = false;
   /** The slots of the `policies:` rules that let the request through (in-flight), given back at `finish`. */
   policyHold: Hold | undefined = undefined;
+  /** The rule set told of the end (`finish`), set only when some policy observes ends. */
+  #observed: Observed | undefined = undefined;
 
   /**
    * `client` is the record's client (`ip:port` of the request's client, see per-request-records.ts
@@ -58,14 +69,29 @@ export class Exchange {
     return this.requestDone && this.responseDone;
   }
 
-  /** Ends the exchange with `result` (once): writes its access line, publishes `switchboard:request:end`. */
+  /**
+   * Has `finish` tell `policies` of the end (ended `request`, with `request` and the product
+   * and cluster the record names by then). The caller calls it only when `policies.observes`.
+   */
+  observedBy(policies: PolicySet, connection: ConnectionFacts, request: Request | undefined): void {
+    this.#observed = { policies, connection, request };
+  }
+
+  /**
+   * Ends the exchange with `result` (once): gives its policy slots back, writes its access line,
+   * publishes `switchboard:request:end`, and tells the policies that observe ends.
+   */
   finish(result: string, status?: number, reason?: string): void {
     if (this.#finished) return;
     this.#finished = true;
     this.policyHold?.release();
-    endRecord(this.record, this.#started, result, status, reason);
+    const record = this.record;
+    endRecord(record, this.#started, result, status, reason);
     // The log is read at the end: a reload may have replaced the access log meanwhile.
-    logRequest(this.record, this.#log?.accessLog, 'request');
+    logRequest(record, this.#log?.accessLog, 'request');
+    const o = this.#observed;
+    if (o !== undefined)
+      o.policies.finish(finishContext('request', o.connection, o.request, record.product, record.cluster));
   }
 }
 

@@ -8,6 +8,7 @@
  * client), so a keep-alive connection builds it once.
  */
 import type { Request } from '../../src/contracts/types.ts';
+import { connectionPoint } from '../../src/listener/connection-point.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestStart } from './per-request-start.ts';
@@ -26,14 +27,20 @@ export class ExchangeRecords {
     this.#start = start;
   }
 
-  /** The exchange of a routed head. */
+  /** The exchange of a routed head (its end told to the policies that observe ends, if any). */
   open(head: Http1Head, request: Request): Exchange {
-    return new Exchange(this.#start.listener.name, this.#clientOf(request), this.#requestLog(), head, request);
+    const ex = new Exchange(this.#start.listener.name, this.#clientOf(request), this.#requestLog(), head, request);
+    const policies = this.#start.engine.policies;
+    if (policies.observes) ex.observedBy(policies, request, request);
+    return ex;
   }
 
   /** The exchange of an answer to a request that has none (a head that failed to parse). */
   forAnswer(): Exchange {
-    return new Exchange(this.#start.listener.name, this.#start.connectionRecord.client, this.#requestLog());
+    const ex = new Exchange(this.#start.listener.name, this.#start.connectionRecord.client, this.#requestLog());
+    const policies = this.#start.engine.policies;
+    if (policies.observes) ex.observedBy(policies, connectionPoint(this.#start.conn).connection, undefined);
+    return ex;
   }
 
   /** The attempts of a new connection for `ex` (before it is bound, or refused). */

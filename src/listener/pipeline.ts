@@ -20,6 +20,7 @@ import type { ListenerConfig } from '../config/schema.ts';
 import { logConnection, millisSince } from '../data-path/access-record.ts';
 import { LINGER_MS } from '../data-path/answer.ts';
 import type { PanelRuntime } from '../panel/contract.ts';
+import { finishContext } from '../policy/finish-context.ts';
 import { joinHolds, type PolicyOutcome } from '../policy/outcome.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
 import type { IssuedCertificates } from '../tls/issued.ts';
@@ -426,7 +427,10 @@ export class ListenerPipeline implements PipelineSteps {
     c.done();
   }
 
-  /** Connection.done: the slot, the policy hold, the engine hold and the timers go back, once. */
+  /**
+   * Connection.done: the slot, the policy hold, the engine hold and the timers go back, once;
+   * the policies that observe ends are told (`finish`, ended `connection`) only when one does.
+   */
   ended(c: Connection): void {
     c.policyHold?.release();
     if (c.lifetime !== undefined) disarm(c.lifetime);
@@ -435,6 +439,12 @@ export class ListenerPipeline implements PipelineSteps {
     if (c.member !== undefined) this.#open.remove(c.member);
     b.open--;
     this.#runtime.admission.release(c.slot, c.key, c.handle);
+    // After the slots are back, before the engine may close (its last connection retires it).
+    const policies = c.engine.policies;
+    if (policies.observes) {
+      const point = c.socket === c.raw ? connectionPoint(c) : handshakePoint(c);
+      policies.finish(finishContext('connection', point.connection));
+    }
     this.#runtime.release(c.engine);
     if (this.#open.size === 0) this.#idle?.();
   }

@@ -102,6 +102,14 @@ export class PolicySet {
     return rules.length === 0 ? PASS : run(rules, ctx, ctx.request);
   }
 
+  /**
+   * True when some rule's policy observes ends (`finish`): a panel builds the finish context
+   * only then, so ends cost nothing when no policy observes them.
+   */
+  get observes(): boolean {
+    return this.#observers.length > 0;
+  }
+
   /** A request, stream or connection ended: tell the policies that observe it. */
   finish(ctx: FinishContext): void {
     const observers = this.#observers;
