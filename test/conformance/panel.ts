@@ -51,6 +51,7 @@ import { h2cUpgradeScenarios } from './scenarios-h2c-upgrade.ts';
 import { headerCountScenarios } from './scenarios-header-count.ts';
 import { keepAliveScenarios } from './scenarios-keep-alive.ts';
 import { policyScenarios } from './scenarios-policies.ts';
+import { requestPolicyScenarios } from './scenarios-policies-request.ts';
 
 export { PANELS, type PanelUnderTest, type Scenario } from './panel-under-test.ts';
 
@@ -974,6 +975,8 @@ export const scenarios: readonly Scenario[] = [
   ...keepAliveScenarios,
   // Policies at the connection point (issue 42 step 2): in their own file.
   ...policyScenarios,
+  // Policies at the request and routed points (issue 42 item 6): in their own file.
+  ...requestPolicyScenarios,
 ];
 
 /**
