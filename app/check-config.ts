@@ -8,7 +8,9 @@
  *    condition errors, files it reads), the TLS material whenever the listeners are valid, and
  *    the `acme:` sections when the whole config is (acme/check.ts);
  * 3. warnings, the config still valid: `h2c: allow` on a per-request net listener whose book
- *    tells paths apart (h2c-warnings.ts).
+ *    tells paths apart (h2c-warnings.ts); a `policies:` rule at `request` or `routed` under
+ *    `routing: per-connection`, which checks only the first request of each connection
+ *    (runtime/policy-warnings.ts).
  *
  * A routes file (what `import-bfe` writes) or a `file` book's list is recognised and loaded with
  * its book instead. Nothing listens; the book is started and closed once.
@@ -29,6 +31,7 @@ import { storeDown } from './exit.ts';
 import { h2cAllowWarnings } from './h2c-warnings.ts';
 import { inspectConfig, readConfigFile } from './load-config.ts';
 import { resolveAddressBook } from './plugins/resolve.ts';
+import { loadedPolicyWarnings } from './runtime/policy-warnings.ts';
 
 /** What the file turned out to be, and its problems (none: valid). */
 export type CheckResult =
@@ -92,7 +95,7 @@ export async function checkConfigFile(file: string): Promise<CheckResult> {
   }
   if (parts.loaded !== undefined) errors.push(...(await checkAcme(parts.loaded)));
   let down = false;
-  const warnings: string[] = [];
+  const warnings: string[] = parts.loaded === undefined ? [] : loadedPolicyWarnings(parts.loaded);
   if (parts.addressBook !== undefined) {
     const config = parts.loaded?.config;
     const inspect = (book: AddressBook) => {

@@ -28,6 +28,7 @@ import type { Engine, LoadedConfig, PanelRuntime } from '../../src/panel/contrac
 import { checkNofile, descriptorsPerConnection } from '../../src/process/nofile.ts';
 import { LocalRegistry } from '../../src/registry/local.ts';
 import { IssuedCertificates } from '../../src/tls/issued.ts';
+import { logPolicyWarnings } from './policy-warnings.ts';
 import { BackendSync } from './backend-sync.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { localCounting, type PolicyCounting, sharedCounting } from './engine-policies.ts';
@@ -160,6 +161,7 @@ export class Runtime implements PanelRuntime {
     if (options.admission !== undefined) runtime.admission = options.admission;
     runtime.reusePort = options.reusePort ?? false;
     runtime.#syncBackends(engine.book);
+    logPolicyWarnings(logger, engine);
     return runtime;
   }
 
@@ -265,6 +267,7 @@ export class Runtime implements PanelRuntime {
     const old = this.swap(engine);
     commit?.();
     this.#applyLog(old.loaded, loaded);
+    logPolicyWarnings(this.logger, engine);
     this.retire(old);
     return engine;
   }
