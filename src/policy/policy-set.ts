@@ -33,6 +33,8 @@ import type {
 import type { Request } from '../contracts/types.ts';
 import { ConnectionRequest } from './connection-request.ts';
 import type { CounterStore } from './counters.ts';
+import { explainRules, type RuleExplanation } from './explain.ts';
+import { countingIdentities } from './key-tables.ts';
 import { Fired, Held, PASS, type PolicyOutcome } from './outcome.ts';
 
 /** One compiled rule. */
@@ -100,6 +102,20 @@ export class PolicySet {
   routed(ctx: RoutedContext): PolicyOutcome {
     const rules = this.#at.routed;
     return rules.length === 0 ? PASS : run(rules, ctx, ctx.request);
+  }
+
+  /**
+   * What the rules at `point` would do for `ctx`, without side effects (explain.ts): those its
+   * selectors and `when:` select, each `fires` (with the verdict), `applies` (a counting rule:
+   * fires only over its limit) or `passes`. At `request` and `routed`, `ctx.request` is the
+   * request; at `routed`, `product` and `cluster` are the route's.
+   */
+  explain(point: PolicyPoint, ctx: PointContext): RuleExplanation[] {
+    const rules = this.#at[point] as readonly RuleAt<PointContext>[];
+    if (rules.length === 0) return [];
+    const counting = countingIdentities(this.counters);
+    const request = point === 'request' || point === 'routed' ? ctx.request : undefined;
+    return explainRules(rules, ctx, request, (identity) => counting.has(identity));
   }
 
   /**
