@@ -41,7 +41,6 @@ import { HTTP1_GROUP } from './lib/groups.ts';
 import { measureIdle } from './lib/idle.ts';
 import { allowedCpus, canPin, cpuNumbers, otherCpus, pinnedCommand, pinProcess } from './lib/pin.ts';
 import { createSpawner } from './lib/proc.ts';
-import { TARGETS } from './lib/targets.ts';
 import type { BenchContext, Running, Target } from './lib/types.ts';
 
 const { values } = parseArgs({
@@ -130,8 +129,9 @@ async function main(): Promise<void> {
       ],
       spawn,
     };
-    // lib/targets.ts adds the `@baseline` rows itself when SWB_BENCH_BASELINE is set.
-    const all: readonly Target[] = TARGETS;
+    // lib/targets.ts adds the `@baseline` rows itself when SWB_BENCH_BASELINE is set; the group
+    // adds the policy row (switchboard-per-request-policies).
+    const all: readonly Target[] = HTTP1_GROUP.targets;
     const wanted = values.targets.split(',');
     if (process.env.SWB_BENCH_BASELINE) wanted.push('switchboard-net@baseline', 'switchboard-per-request@baseline');
     const targets = all.filter((t) => wanted.includes(t.name));

@@ -5,15 +5,19 @@
 import { startBackend } from './backend.ts';
 import { H2_GROUP } from './group-h2.ts';
 import { TLS_GROUP } from './group-tls.ts';
+import { policiesTarget } from './policies-target.ts';
 import { TARGETS } from './targets.ts';
 import type { Group } from './types.ts';
 
-/** The HTTP/1.1 group: the plain backend (bench/lib/backend.ts) and `TARGETS`. */
+/**
+ * The HTTP/1.1 group: the plain backend (bench/lib/backend.ts), `TARGETS` and the policy row
+ * (lib/policies-target.ts, beside `switchboard-per-request`; its own file uses targets.ts).
+ */
 export const HTTP1_GROUP: Group = {
   name: 'http1',
   available: () => undefined,
   startBackend,
-  targets: TARGETS,
+  targets: [...TARGETS, policiesTarget('switchboard-per-request-policies')],
 };
 
 /** Every group, in table order. */
