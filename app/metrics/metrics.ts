@@ -13,7 +13,8 @@
  *    cheap count per request end (backend-requests.ts), labelled by the cluster and backend id
  *    from the config and the result code (bounded sets).
  * 5. `policy-actions.ts`: `switchboard_policy_actions_total{policy,action}`, from the same
- *    connection and request end records (their `policy` and `action`), also by rule for
+ *    connection and request end records (their `policy` and `action`); `policy-keys.ts`:
+ *    `switchboard_policy_keys{policy}`, each rule's key-table size at scrape time; both by rule for
  *    `GET /policies`.
  * 6. `close()` unsubscribes every channel.
  *
@@ -32,6 +33,7 @@ import { BackendRequestMetrics } from './backend-requests.ts';
 import { backendStateGauges } from './backend-states.ts';
 import { registerCertificateMetrics } from './certificates.ts';
 import { PolicyActions } from './policy-actions.ts';
+import { policyKeyGauge } from './policy-keys.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -127,6 +129,7 @@ export class Metrics {
       },
     });
     backendStateGauges(registers, runtime.registry);
+    policyKeyGauge(registers, () => runtime.engine.policies);
     new Gauge({
       name: 'switchboard_backend_active_connections',
       help: 'Connections open to each backend',
@@ -170,7 +173,7 @@ export class Metrics {
     });
     this.#on(channels.requestEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
-      policyActions.note(record);
+      policyActions.noteRequest(record);
       requests.inc({
         product: record.product ?? '',
         cluster: record.cluster ?? '',
@@ -184,7 +187,7 @@ export class Metrics {
     });
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
-      policyActions.note(record);
+      policyActions.noteConnection(record);
       connections.inc({ listener: record.listener, result: record.result });
       bytes.inc({ listener: record.listener, direction: 'in' }, record.bytesIn);
       bytes.inc({ listener: record.listener, direction: 'out' }, record.bytesOut);

@@ -4,14 +4,23 @@
  * path publishes (a connection line, a request line) whose `policy` names the rule that fired,
  * so the worker panel's threads are counted through the events they forward, as every other
  * event metric is.
+ *
+ * A connection routed per request also names, on its own end record, the first rule that fired
+ * on one of its requests (for `log.accessMode: per-connection` lines): that rule was counted
+ * with its request, so a connection whose request ends counted a rule is not counted again.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { AccessRecord } from '../../src/base/log.ts';
+
+/** The most connections remembered as counted by their requests. */
+const MAX_OPEN = 100_000;
 
 /** Counts of each action by rule name. */
 export class PolicyActions {
   readonly #counter: Counter<'policy' | 'action'>;
   readonly #byRule = new Map<string, Map<string, number>>();
+  /** Clients (`ip:port`) of open connections on which a request end counted a rule. */
+  readonly #countedOn = new Set<string>();
 
   constructor(registry: Registry) {
     this.#counter = new Counter({
@@ -22,10 +31,23 @@ export class PolicyActions {
     });
   }
 
-  /** A connection or request ended; counted when a rule fired on it. */
-  note(record: AccessRecord): void {
+  /** A request (or stream) ended; counted when a rule fired on it. */
+  noteRequest(record: AccessRecord): void {
+    if (!this.#note(record)) return;
+    // Bounded: a connection end that never came must not grow it (it only risks a double count).
+    if (this.#countedOn.size >= MAX_OPEN) this.#countedOn.clear();
+    this.#countedOn.add(record.client);
+  }
+
+  /** A connection ended; counted when a rule fired on it, unless its requests counted it already. */
+  noteConnection(record: AccessRecord): void {
+    if (this.#countedOn.delete(record.client)) return;
+    this.#note(record);
+  }
+
+  #note(record: AccessRecord): boolean {
     const { policy, action } = record;
-    if (policy === undefined || action === undefined) return;
+    if (policy === undefined || action === undefined) return false;
     this.#counter.inc({ policy, action });
     let counts = this.#byRule.get(policy);
     if (counts === undefined) {
@@ -33,6 +55,7 @@ export class PolicyActions {
       this.#byRule.set(policy, counts);
     }
     counts.set(action, (counts.get(action) ?? 0) + 1);
+    return true;
   }
 
   /** The counts of `rule` by action since start (`{ close: 3 }`; `{}` when it never fired). */

@@ -99,7 +99,7 @@ describe('policies at the connection point', () => {
     const view = (await (await fetch(`${admin}/policies`)).json()) as { policies: unknown[] };
     expect(view.policies).toEqual([
       { name: 'deny', use: 'block', point: 'connection', actions: { close: 1 } },
-      { name: 'conns', use: 'in-flight', point: 'connection', actions: {} },
+      { name: 'conns', use: 'in-flight', point: 'connection', actions: {}, keys: 0 },
     ]);
   });
 
