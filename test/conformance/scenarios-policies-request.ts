@@ -9,8 +9,9 @@
  * - A request blocked at `request` is answered 403; the next request on the same connection (h2:
  *   the next stream of the session) is forwarded byte-identical (the backend answers the sha256
  *   of the body it got).
- * - `rate-limit` 10/s burst 10 by client address, 50 requests at once: 10 (at most 11) reach the
- *   backend, the rest get 429 with an integer `Retry-After` ≥ 1.
+ * - `rate-limit` 10/s burst 10 by client address, 50 requests at once: 10 (at most 11; one more
+ *   per 100 ms if a loaded machine took longer to decide them all) reach the backend, the rest
+ *   get 429 with an integer `Retry-After` ≥ 1.
  * - `in-flight` max 2, 5 held requests: 2 reach the backend, 3 get 429; once the 2 complete the
  *   next request passes (the holds came back).
  * - `redirect` to https 308: the exact `Location` with the query on the plain listener, no
@@ -77,22 +78,36 @@ const get = (path: string, host = HOST, close = false) =>
 /** An h2 GET of `path`. */
 const h2Get = (path: string, host = HOST) => ({ ':path': path, ':authority': host });
 
-/** Sends one GET on each of `n` fresh clients at once (HTTP/1: a connection each; h2: streams of one session, or a session each). */
-async function burst(p: PanelUnderTest, port: number, n: number, sessionEach = false): Promise<Reply[]> {
+/**
+ * Sends one GET on each of `n` fresh clients at once (HTTP/1: a connection each; h2: streams of
+ * one session, or a session each), the clients connected first; with the milliseconds from the
+ * first request written to the last reply read (the window every decision fell in).
+ */
+async function burst(
+  p: PanelUnderTest,
+  port: number,
+  n: number,
+  sessionEach = false,
+): Promise<{ replies: Reply[]; ms: number }> {
   if (!runsHttp2(p)) {
     const conns = Array.from({ length: n }, () => new H1Connection(port));
     await Promise.all(conns.map((c) => c.connected()));
     try {
-      return await Promise.all(conns.map((c) => c.request(get('/', HOST, true))));
+      const started = performance.now();
+      const replies = await Promise.all(conns.map((c) => c.request(get('/', HOST, true))));
+      return { replies, ms: performance.now() - started };
     } finally {
       for (const c of conns) c.destroy();
     }
   }
   const sessions = Array.from({ length: sessionEach ? n : 1 }, () => h2Session(port));
   try {
-    return await Promise.all(
+    await Promise.all(sessions.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    const started = performance.now();
+    const replies = await Promise.all(
       Array.from({ length: n }, (_, i) => h2Request(sessions[i % sessions.length]!, h2Get('/'))),
     );
+    return { replies, ms: performance.now() - started };
   } finally {
     for (const s of sessions) s.close();
   }
@@ -196,10 +211,15 @@ export const requestPolicyScenarios: readonly Scenario[] = [
         () => startHttpBackend('web'),
         { policies: [{ name: 'req-rate', use: 'rate-limit', point: 'request', options: { rate: '10/s', burst: 10 } }] },
         async (r, b) => {
-          const replies = await burst(p, r.port(), 50);
+          const { replies, ms } = await burst(p, r.port(), 50);
           const passed = expectLimited(replies, b);
           expect(passed).toBeGreaterThanOrEqual(10);
-          expect(passed).toBeLessThanOrEqual(11);
+          // GCRA at 10/s lets one more through per 100 ms after the burst: at most 11 when the 50
+          // were decided within 200 ms; a machine too loaded for that earns one more per 100 ms
+          // the window took (2 ms for the clocks of the router's threads), never a burst per thread.
+          expect(passed, `${passed} passed within ${ms.toFixed(0)} ms`).toBeLessThanOrEqual(
+            Math.max(11, 10 + Math.floor((ms + 2) / 100)),
+          );
         },
       ),
   },
@@ -298,6 +318,8 @@ export const requestPolicyScenarios: readonly Scenario[] = [
   {
     name: 'policies: a request rate limit of burst 8 passes 8 in total (worker panels run 4 threads: 8, not 8 × 4)',
     spec: 'docs/policies.md "What the connection point does today" (panel: worker counts once for the process); issue 42 item 3',
+    // Four worker threads take a while to start on a loaded machine.
+    timeoutMs: 30_000,
     run: (p) => {
       const worker = typeof p.panel === 'object' && p.panel.name === 'worker';
       const four: PanelUnderTest = worker ? { ...p, panel: { ...(p.panel as object), threads: 4 } } : p;
@@ -307,7 +329,7 @@ export const requestPolicyScenarios: readonly Scenario[] = [
         { policies: [{ name: 'burst', use: 'rate-limit', point: 'request', options: { rate: '1/m', burst: 8 } }] },
         async (r, b) => {
           // A session each on h2, so that the worker's threads share the streams.
-          expect(expectLimited(await burst(four, r.port(), 32, true), b)).toBe(8);
+          expect(expectLimited((await burst(four, r.port(), 32, true)).replies, b)).toBe(8);
         },
       );
     },
