@@ -12,7 +12,9 @@
  * `halfCloseTimeout`), the backend destroying its socket mid-response, the router's idle timeout,
  * or a reload while it is in flight (the old engine drains it; the unchanged rule keeps its
  * count, so B is refused after the reload too) — and the next request passes, reaching the
- * backend. A's access line shows that it ended by that path.
+ * backend. A's access line shows that it ended by that path. The last path, a graceful shutdown
+ * whose drain deadline cuts A, leaves no router to ask: there the count itself is read (1 while
+ * A is held, 0 once the router has closed).
  */
 import { appendFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
@@ -57,7 +59,14 @@ async function gatedBackend(): Promise<GatedBackend> {
 }
 
 /** How request A ends. */
-type EndPath = 'response done' | 'client reset' | 'client close' | 'backend reset' | 'idle timeout' | 'drain (reload)';
+type EndPath =
+  | 'response done'
+  | 'client reset'
+  | 'client close'
+  | 'backend reset'
+  | 'idle timeout'
+  | 'drain (reload)'
+  | 'drain (shutdown)';
 const END_PATHS: readonly EndPath[] = [
   'response done',
   'client reset',
@@ -65,6 +74,7 @@ const END_PATHS: readonly EndPath[] = [
   'backend reset',
   'idle timeout',
   'drain (reload)',
+  'drain (shutdown)',
 ];
 
 /** Request A, in flight. */
@@ -201,7 +211,16 @@ const RESULTS: Record<EndPath, RegExp> = {
   'backend reset': /^(upstream_closed|upstream_reset|ok)$/,
   'idle timeout': /^(idle_timeout|upstream_reset)$/,
   'drain (reload)': /^ok$/,
+  // http2: the session's streams are cancelled at the drain deadline (logged as code 8, CANCEL).
+  'drain (shutdown)': /^(client_error|client_reset)$/,
 };
+
+/** In-flight slots held now, over every counter of the router's rule set. */
+function slotsHeld(r: TestRouter): number {
+  let n = 0;
+  for (const [, c] of r.router.runtime.engine.policies.counters.entries()) if ('acquire' in c) n += c.size;
+  return n;
+}
 
 const RULE = { name: 'one', use: 'in-flight', point: 'request', options: { key: 'client-ip', max: 1 } };
 
@@ -257,10 +276,23 @@ describe.each(PANELS)('in-flight max 1 on $label: the slot comes back on every e
         // http2: the stream's upstream link is the idle side (502 upstream_reset); net: the client connection.
         expect(await a.ended).not.toBe(200);
         break;
+      case 'drain (shutdown)': {
+        // No next request on a router that is gone: the count itself, held now, must be 0 after.
+        expect(slotsHeld(r)).toBe(1);
+        // A is never answered: the drain deadline (the harness's drainTimeout, 1 s) cuts it.
+        const closing = r.close();
+        expect(await a.ended).not.toBe(200);
+        await closing;
+        break;
+      }
     }
     // A ended by that path (its access line; per-connection: the connection's).
     await eventually(() => r.access.some((x) => x.path === '/hold'), 10_000, "A's access line");
     expect(r.access.find((x) => x.path === '/hold')?.result).toMatch(RESULTS[path]);
+    if (path === 'drain (shutdown)') {
+      expect(slotsHeld(r)).toBe(0);
+      return;
+    }
     // The slot came back: the next request passes (polled: a client's reset reaches the router a little later).
     const hitsBefore = g.backend.hits;
     await eventually(
