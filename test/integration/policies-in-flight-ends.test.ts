@@ -195,8 +195,9 @@ const PANELS: readonly PanelCase[] = [
 /**
  * The bounds an end path needs: the idle timeout; and for a client close, the half-close bound.
  * A client's FIN is a half-close to the router (HTTP/1 allows reading the response after it), so
- * its request stays in flight until the response or `halfCloseTimeout` (default 60 s); an h2
- * client that closes TCP without GOAWAY is bounded the same way (see the report of issue 42).
+ * its request stays in flight until the response or `halfCloseTimeout` (default 60 s); the http2
+ * panel does the same for an h2 client's FIN (panels/http2/streams.ts: its open streams are
+ * finished, then the session closed), so it is bounded the same way.
  */
 const LIMITS: Partial<Record<EndPath, Record<string, string>>> = {
   'idle timeout': { idleTimeout: '1500ms' },
