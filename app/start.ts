@@ -23,7 +23,11 @@ import { adminDescriptors, maxConnectionsFor, nofileLimit } from '../src/process
 import { capYoungGeneration, releaseYoungGeneration } from '../src/process/young-generation.ts';
 import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
+import type { Fleet } from './fleet/contract.ts';
+import type { EtcdFleet } from './fleet/fleet.ts';
+import { fleetReloadStage } from './fleet/reload-stage.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
+import { registerFleetMetrics } from './metrics/fleet.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
 import { installProcessPolicy } from './runtime/process-policy.ts';
@@ -39,6 +43,8 @@ export interface Router {
   readonly admin: AdminServer | undefined;
   /** Certificates obtained by ACME (`acme:` sections). */
   readonly acme: AcmeManager;
+  /** Present when the config has a `fleet:` section (app/fleet/). */
+  readonly fleet: Fleet | undefined;
   /** Reloads the config file now. */
   reload(): Promise<ReloadResult>;
   /** Graceful: stop accepting, drain within limits.drainTimeout, close. */
@@ -78,6 +84,7 @@ export async function startLoaded(loaded: LoadedConfig, options: StartOptions = 
       reloader: router.reloader,
       admin: router.admin,
       acme: router.acme,
+      fleet: router.fleet,
       reload: () => router.reloader.reload('call'),
       close: () => (closing ??= parts.close()),
     };
@@ -93,6 +100,7 @@ interface StartedRouter {
   readonly reloader: Reloader;
   readonly admin: AdminServer | undefined;
   readonly acme: AcmeManager;
+  readonly fleet: Fleet | undefined;
   unready(): void;
 }
 
@@ -124,15 +132,27 @@ async function startParts(
       'engine follower',
       runtime.onSnapshot((book) => panel.snapshotChanged(book)),
     );
+  // The fleet (app/fleet/) once the listeners are bound (its default id and member key name them);
+  // its module, and etcd3 with it, is loaded only when `fleet:` is configured.
+  const fleet = await startFleetPart(loaded, runtime, panel, parts);
+  if (fleet !== undefined && metrics !== undefined) registerFleetMetrics(metrics.registry, fleet);
   // ACME (app/acme/): one manager on the main thread; it follows reloads and routing-table changes.
   const acme = startAcme(runtime, panel);
   parts.add('acme', () => acme.close());
   const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   parts.add('reloader', () => reloader.close());
+  reloader.addStage(fleetReloadStage(fleet));
   let ready = true;
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {
-    admin = await startAdmin(adminConfig, { runtime, metrics, reloader, ready: () => ready, acme: acme.manager });
+    admin = await startAdmin(adminConfig, {
+      runtime,
+      metrics,
+      reloader,
+      ready: () => ready,
+      acme: acme.manager,
+      fleet,
+    });
     const started = admin;
     adminPlace?.(() => started.close());
     // token, open and allowedHosts are read per request; a new address rebinds (app/admin/server.ts).
@@ -154,10 +174,30 @@ async function startParts(
     reloader,
     admin,
     acme: acme.manager,
+    fleet,
     unready: () => {
       ready = false;
     },
   };
+}
+
+/** Starts the fleet when `fleet:` is configured; it closes (its member key revoked) before the panel drains. */
+async function startFleetPart(
+  loaded: LoadedConfig,
+  runtime: Runtime,
+  panel: BoundPanel,
+  parts: StartedParts,
+): Promise<EtcdFleet | undefined> {
+  if (loaded.config.fleet === undefined) return undefined;
+  const { startFleet } = await import('./fleet/start.ts');
+  const fleet = await startFleet({
+    loaded,
+    logger: runtime.logger,
+    engineVersion: () => runtime.engine.version,
+    addresses: () => panel.addresses(),
+  });
+  parts.add('fleet', () => fleet.close());
+  return fleet;
 }
 
 /** The `switchboard started` line: version, panel, descriptor budget, admin address. */

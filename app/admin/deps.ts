@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AcmeManager } from '../acme/manager.ts';
+import type { Fleet } from '../fleet/contract.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReloadResult } from '../runtime/reload-result.ts';
 import type { Runtime } from '../runtime/runtime.ts';
@@ -30,6 +31,8 @@ export interface AdminDeps {
   readonly dashboard?: DashboardData;
   /** The ACME manager, when the router runs one. */
   readonly acme?: AcmeManager | undefined;
+  /** The fleet, when `fleet:` is configured (app/fleet/). */
+  readonly fleet?: Fleet | undefined;
 }
 
 /** One endpoint: `params` holds the `{name}` segments of its key (routes.ts). */

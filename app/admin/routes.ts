@@ -5,11 +5,12 @@
  * | method | path      | answer                                                        |
  * |--------|-----------|---------------------------------------------------------------|
  * | GET    | /healthz  | 200 `ok` while the process runs                                |
- * | GET    | /readyz   | 200 `ready`; 503 `draining` once shutdown began, or `starting` |
+ * | GET    | /readyz   | 200 `ready` (`ready (fleet degraded: …)`); 503 `draining` once shutdown began, or `starting` |
  * | GET    | /metrics  | Prometheus text (src/metrics.ts)                               |
  * | GET    | /routes   | { version, routes }: the book's routing table, when it has one |
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
+ * | GET    | /fleet    | { id, degraded, members }; 404 { fleet: false } without `fleet:` (fleet-view.ts) |
  * | GET    | /certificates | { certificates: [file + acme], acme: [per-name state] } (app/metrics/certificates.ts) |
  * | POST   | /reload   | 200 { ok, changed, version }; 422 { ok: false, errors }          |
  * | GET    | /         | the index of these endpoints (index.ts)                        |
@@ -31,6 +32,7 @@ import { AdminError, backendsView, modeHandler, oneHandler, weightHandler } from
 import { configView } from './config-view.ts';
 import type { AdminDeps, Handler } from './deps.ts';
 import { indexOf } from './endpoints.ts';
+import { fleetView } from './fleet-view.ts';
 import { policiesView } from './policies-view.ts';
 import { dataHandler, explainHandler, fileHandler, pageHandler, redirectHandler } from './ui-routes.ts';
 
@@ -72,6 +74,8 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
     (_q, res, deps) => {
       if (deps.runtime.drain.draining) send(res, 503, 'draining\n');
       else if (!deps.ready()) send(res, 503, 'starting\n');
+      // Degraded is still ready: the router serves from its last state (docs/fleet.md).
+      else if (deps.fleet?.degraded === true) send(res, 200, `ready (fleet degraded: ${deps.fleet.degradedReason})\n`);
       else send(res, 200, 'ready\n');
     },
   ],
@@ -93,6 +97,11 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ['GET /', (req, res) => indexOf(req, res, [...routes.keys()])],
   ['GET /config', (_q, res, deps) => json(res, 200, configView(deps.runtime.engine.loaded))],
   ['GET /policies', (_q, res, deps) => json(res, 200, policiesView(deps.runtime.engine, deps.metrics.policyActions))],
+  [
+    'GET /fleet',
+    (_q, res, deps) =>
+      deps.fleet === undefined ? json(res, 404, { fleet: false }) : json(res, 200, fleetView(deps.fleet)),
+  ],
   ['GET /backends/{id}', oneHandler(json)],
   ['POST /backends/{id}/drain', modeHandler('draining', json)],
   ['POST /backends/{id}/disable', modeHandler('disabled', json)],

@@ -72,6 +72,11 @@ export type ErrorCode =
   | 'SWB_ERR_NOT_FOUND'
   | 'SWB_ERR_BACKEND_NOT_FOUND'
   /**
+   * The fleet's etcd refused or could not be reached (app/fleet/): an id another live router
+   * holds, a call past `fleet.etcd.dialTimeout`, a TLS file that cannot be read.
+   */
+  | 'SWB_ERR_FLEET'
+  /**
    * A broken internal invariant (a bug, never bad input): `InternalError`. `isSwitchboardError`
    * is false for it, so it is handled as any unexpected error (rethrown, `internal error`, exit 1).
    */

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { parseCidr } from '../base/ip.ts';
 import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
+import { fleetSchema } from './fleet.ts';
 import { notSecret } from './not-secret.ts';
 import { policiesSchema } from './policies.ts';
 
@@ -22,6 +23,7 @@ export const ADMIN_READ_PATHS = [
   '/config',
   '/',
   '/certificates',
+  '/fleet',
 ] as const;
 
 /** A DNS name as it appears in a `Host` header, without port: labels of letters, digits, `-` and `_`. */
@@ -241,6 +243,8 @@ export const configSchema = z
       .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto' }),
     /** Rules at the callback points, in order (src/policy/, docs/policies.md); only `connection` is enforced yet. */
     policies: policiesSchema.default([]),
+    /** Several routers as one through etcd and Redis (src/config/fleet.ts, docs/fleet.md); absent = a lone router. */
+    fleet: fleetSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.admin !== undefined) checkAdminTimeouts(c.admin, ctx);
