@@ -10,9 +10,15 @@
  *    TAT becomes next (a wait under `SLACK`, 1 µs, counts as none: rounding); otherwise it is
  *    refused, TAT unchanged, and the wait before the next allowed event is next − now − τ
  *    milliseconds. `burst` events at one instant pass, the next one waits T.
- * 2. The table is a `Map` in use order: a key taken (allowed or not) moves to the end; a new key
- *    beyond `maxKeys` evicts the least recently used one. An evicted key starts afresh when it
- *    comes back, so address rotation costs at most `maxKeys` entries of memory.
+ * 2. The table is bounded by `maxKeys` in two generations (the LRU approximation of caches
+ *    that must not pay a reorder per hit): a key taken (allowed or not) lives in the young
+ *    `Map`, updated in place (one get and one set); a key found only in the old one moves to
+ *    the young one. When the young one holds half of `maxKeys` (rounded up) it becomes the old
+ *    one and the old one is dropped: keys not taken since the turn before are forgotten, and
+ *    the last `⌈maxKeys/2⌉ − 1` keys taken are always kept. An evicted key
+ *    starts afresh when it comes back, so address rotation costs at most `maxKeys` entries of
+ *    memory. (A Map in use order, delete and set per take, cost 0.7 µs per request in the
+ *    issue 42 bench profile.)
  */
 import type { RateCounter, RateSpec } from '../contracts/policy.ts';
 
@@ -24,34 +30,39 @@ export const SLACK = 1e-3;
 
 /** The local (one thread) GCRA counter. */
 export class GcraCounter implements RateCounter {
-  readonly #tat = new Map<string, number>();
+  #young = new Map<string, number>();
+  #old = new Map<string, number>();
   readonly #interval: number;
   readonly #tolerance: number;
-  readonly #maxKeys: number;
+  /** Keys in the young generation when it turns old: half of `maxKeys` rounded up (young < it, old ≤ it: at most `maxKeys` in all). */
+  readonly #generation: number;
 
   constructor(spec: RateSpec) {
     this.#interval = spec.per / spec.rate;
     this.#tolerance = spec.burst * this.#interval;
-    this.#maxKeys = Math.max(1, spec.maxKeys);
+    this.#generation = Math.max(1, Math.ceil(spec.maxKeys / 2));
   }
 
   get size(): number {
-    return this.#tat.size;
+    return this.#young.size + this.#old.size;
   }
 
   take(key: string, now: number): number {
-    const table = this.#tat;
-    const stored = table.get(key);
+    const young = this.#young;
+    let stored = young.get(key);
+    if (stored === undefined) {
+      stored = this.#old.get(key);
+      if (stored !== undefined) this.#old.delete(key);
+    }
     const tat = stored === undefined || stored < now ? now : stored;
     const next = tat + this.#interval;
     const wait = next - now - this.#tolerance;
-    if (stored !== undefined) table.delete(key);
-    else if (table.size >= this.#maxKeys) table.delete(table.keys().next().value as string);
-    if (wait > SLACK) {
-      table.set(key, tat);
-      return wait;
+    const allowed = wait <= SLACK;
+    young.set(key, allowed ? next : tat);
+    if (young.size >= this.#generation) {
+      this.#old = young;
+      this.#young = new Map();
     }
-    table.set(key, next);
-    return 0;
+    return allowed ? 0 : wait;
   }
 }

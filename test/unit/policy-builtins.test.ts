@@ -260,18 +260,27 @@ describe('rate-limit', () => {
     expect(() => by({ key: 'header' }, 'request')).toThrow(/options\.header: key header needs header: NAME/);
   });
 
-  it('the key table holds at most maxKeys keys: the least recently used is forgotten', () => {
-    const counter = new GcraCounter({ rate: 1, per: 1000, burst: 1, maxKeys: 3 });
-    for (let i = 0; i < 1000; i++) counter.take(`10.0.${i >> 8}.${i & 255}`, 0);
-    expect(counter.size).toBe(3);
+  it('the key table holds at most maxKeys keys: recent keys are kept, keys unused for two turns forgotten', () => {
+    const counter = new GcraCounter({ rate: 1, per: 1000, burst: 1, maxKeys: 5 });
+    for (let i = 0; i < 1000; i++) {
+      counter.take(`10.0.${i >> 8}.${i & 255}`, 0);
+      expect(counter.size).toBeLessThanOrEqual(5);
+    }
+    // Generations of ⌈5/2⌉ = 3: the last 2 keys taken are always kept.
     counter.take('a', 0);
     counter.take('b', 0);
-    counter.take('c', 0);
-    expect(counter.take('a', 0)).toBeGreaterThan(0); // a is now the most recent
-    counter.take('d', 0); // evicts b, the least recently used
-    expect(counter.size).toBe(3);
-    expect(counter.take('b', 0)).toBe(0); // forgotten: fresh
-    expect(counter.take('a', 0)).toBeGreaterThan(0); // kept
+    expect(counter.take('a', 0)).toBeGreaterThan(0); // a kept: its burst of 1 is spent
+    expect(counter.take('b', 0)).toBeGreaterThan(0);
+    // Rotation: 6 new keys turn the generations twice; a and b, not taken since, are forgotten.
+    for (const k of ['c', 'd', 'e', 'f', 'g', 'h']) counter.take(k, 0);
+    expect(counter.size).toBeLessThanOrEqual(5);
+    expect(counter.take('a', 0)).toBe(0); // forgotten: fresh
+    // A key taken again in between is kept (moved to the young generation each time).
+    counter.take('k', 0);
+    for (const k of ['l', 'm', 'n', 'o']) {
+      counter.take(k, 0);
+      expect(counter.take('k', 0)).toBeGreaterThan(0);
+    }
   });
 });
 
