@@ -3,12 +3,15 @@
  * custom policy loaded by module path (`use: ./observer.ts`) is told of every end — each
  * request of a per-request connection (ended `request`), each HTTP/2 stream (`stream`), each
  * connection (`connection`) — with the connection facts and, when known, the request, product
- * and cluster. It runs in the router's process on these panels, so it counts into a global the
- * test reads. A set without an observing policy builds nothing (`observes` is false).
+ * and cluster. It appends a line per end to a file beside the config (worker threads run their
+ * own copy of it, so a file is what every panel can write). A set without an observing policy
+ * builds nothing (`observes` is false).
  */
+import { readFileSync } from 'node:fs';
 import { connect as h2connect } from 'node:http2';
 import { connect } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 import { h2Request } from './http2-helpers.ts';
@@ -22,27 +25,28 @@ interface Seen {
   readonly cluster: string | undefined;
 }
 
-const KEY = '__switchboardFinishTest';
-const seen = (): Seen[] => ((globalThis as Record<string, unknown>)[KEY] as Seen[] | undefined) ?? [];
-const count = (ended: string): number => seen().filter((s) => s.ended === ended).length;
+const LOG = 'finishes.ndjson';
 
 /** A custom policy with a `connection` point that lets everything through, and `finish`. */
 const OBSERVER = `
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 export default {
   name: 'observer',
   points: ['connection'],
-  create() {
+  create(_options, context) {
+    const file = join(context.configDir, ${JSON.stringify(LOG)});
     return {
       connection() { return undefined; },
       finish(ctx) {
-        const list = (globalThis[${JSON.stringify(KEY)}] ??= []);
-        list.push({
+        const line = {
           ended: ctx.ended,
           clientIp: ctx.connection.clientIp,
           path: ctx.request?.path,
           product: ctx.product,
           cluster: ctx.cluster,
-        });
+        };
+        appendFileSync(file, JSON.stringify(line) + '\\n');
       },
     };
   },
@@ -74,9 +78,6 @@ function exchange(port: number, text: string): Promise<string> {
 describe('policies: the finish point', () => {
   let backend: TestBackend | undefined;
   let router: TestRouter | undefined;
-  beforeEach(() => {
-    (globalThis as Record<string, unknown>)[KEY] = [];
-  });
   afterEach(async () => {
     await router?.close();
     await backend?.close();
@@ -97,6 +98,21 @@ describe('policies: the finish point', () => {
     return router;
   }
 
+  /** The ends the observer wrote so far. */
+  function seen(): Seen[] {
+    let text = '';
+    try {
+      text = readFileSync(join(router?.dir ?? '', LOG), 'utf8');
+    } catch {
+      return [];
+    }
+    return text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Seen);
+  }
+  const count = (ended: string): number => seen().filter((s) => s.ended === ended).length;
+
   it('net per-request: each request ends once with its request, product and cluster, then the connection', async () => {
     const r = await start({ routing: 'per-request' }, [{ name: 'obs', use: './observer.ts' }, ADMIN]);
     expect(r.router.runtime.engine.policies.observes).toBe(true);
@@ -114,8 +130,10 @@ describe('policies: the finish point', () => {
     expect(routed?.product).toBeDefined();
     // Routed requests name the book's product and cluster; the one refused before the book does not.
     expect(requests[0]).toMatchObject({ clientIp: '127.0.0.1', product: routed?.product, cluster: routed?.cluster });
-    expect(requests[1]).toMatchObject({ product: undefined, cluster: undefined });
-    expect(seen().find((s) => s.ended === 'connection')).toMatchObject({ clientIp: '127.0.0.1', path: undefined });
+    expect([requests[1]?.product, requests[1]?.cluster]).toEqual([undefined, undefined]);
+    const connection = seen().find((s) => s.ended === 'connection');
+    expect(connection?.clientIp).toBe('127.0.0.1');
+    expect(connection?.path).toBeUndefined();
     // Each end is told once: the counts do not grow afterwards.
     expect(seen()).toHaveLength(4);
   });
@@ -144,6 +162,21 @@ describe('policies: the finish point', () => {
     expect(streams.map((s) => s.path)).toEqual(['/s1', '/s2']);
     expect(streams[0]?.product).toBeDefined();
     expect(streams[0]?.cluster).toBeDefined();
+  });
+
+  it('worker (net, 2 threads): the threads tell their own copy of the policy, the same ends', async () => {
+    const r = await start({ panel: { name: 'worker', threads: 2, engine: 'net' } });
+    const reply = await exchange(
+      r.port(),
+      'GET /w1 HTTP/1.1\r\nHost: a.test\r\n\r\nGET /w2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n',
+    );
+    expect(reply.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+    await eventually(() => count('connection') === 1, 10_000, 'the connection end');
+    expect(
+      seen()
+        .filter((s) => s.ended === 'request')
+        .map((s) => s.path),
+    ).toEqual(['/w1', '/w2']);
   });
 
   it('a set with no observing policy does not observe (nothing is built at an end)', async () => {
