@@ -23,6 +23,7 @@ import { adminDescriptors, maxConnectionsFor, nofileLimit } from '../src/process
 import { capYoungGeneration, releaseYoungGeneration } from '../src/process/young-generation.ts';
 import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
+import { startBackendStates } from './fleet/backend-state-start.ts';
 import type { Fleet } from './fleet/contract.ts';
 import type { EtcdFleet } from './fleet/fleet.ts';
 import { fleetReloadStage } from './fleet/reload-stage.ts';
@@ -120,6 +121,8 @@ async function startParts(
   if (metrics !== undefined) parts.add('metrics', () => metrics.close());
   // The admin listener starts last but closes after the panel: /readyz answers while it drains.
   const adminPlace = adminConfig === undefined ? undefined : parts.reserve('admin listener');
+  // Backend overrides (app/fleet/backend-state.ts): with `fleet:`, the fleet's are read before serving.
+  const backends = await startBackendStates(loaded, runtime, parts);
   await panel.start();
   parts.add(
     'panel',
@@ -135,6 +138,7 @@ async function startParts(
   // The fleet (app/fleet/) once the listeners are bound (its default id and member key name them);
   // its module, and etcd3 with it, is loaded only when `fleet:` is configured.
   const fleet = await startFleetPart(loaded, runtime, panel, parts);
+  await backends.attach(fleet);
   if (fleet !== undefined && metrics !== undefined) registerFleetMetrics(metrics.registry, fleet);
   // ACME (app/acme/): one manager on the main thread; it follows reloads and routing-table changes.
   const acme = startAcme(runtime, panel);
@@ -152,6 +156,7 @@ async function startParts(
       ready: () => ready,
       acme: acme.manager,
       fleet,
+      backendStates: backends.states,
     });
     const started = admin;
     adminPlace?.(() => started.close());

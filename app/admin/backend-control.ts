@@ -19,18 +19,24 @@
  *    operator already skips; the override replaces the configured weight in each pool.
  * 3. The record lives as long as the backend stays in the config: a reload keeps it, a reload
  *    that removes the backend drops it (adding it back starts `up` with the configured weight).
- * 4. Every answer is `{ ok: true, backend }` with the backend as `/backends` shows it.
+ * 4. Every answer is `{ ok: true, scope, backend }` with the backend as `/backends` shows it.
+ * 5. Scope (issue 43 item 4): `?scope=fleet` or a body field `{"scope": "fleet"}` (the same; both
+ *    given must agree) writes the override to etcd for every router of the fleet; `local` (the
+ *    default) acts on this router only and works without `fleet:`. The layers and which one wins
+ *    (the fleet, setting by setting) are app/fleet/backend-state.ts; `/backends` shows both with
+ *    who set them and when (`overrides`, `modeScope`, `weightScope`). `scope=fleet` without
+ *    `fleet:` → 409 `fleet_not_configured`; etcd not answering → 503 `fleet_unavailable`
+ *    (nothing changed anywhere; the last fleet state stays applied).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorCode, SwitchboardError } from '../../src/base/errors.ts';
 import type { AdminMode, BackendState } from '../../src/contracts/backend-registry.ts';
 import { type BackendEntry, isBackendLister } from '../../src/contracts/types.ts';
 import { slowStartWeight } from '../../src/routing/slow-start.ts';
+import type { OverrideScope } from '../fleet/backend-state.ts';
+import { MAX_WEIGHT, type OverrideChange } from '../fleet/backend-state-record.ts';
 import { stateOf } from '../metrics/backend-states.ts';
 import type { AdminDeps } from './deps.ts';
-
-/** Largest weight an override may set (shared memory stores weight + 1 in an Int32). */
-export const MAX_WEIGHT = 1_000_000;
 
 /** Bodies larger than this are refused (400). */
 const MAX_BODY = 4096;
@@ -40,6 +46,9 @@ const ADMIN_CODES = {
   bad_request: 'SWB_ERR_BAD_REQUEST',
   not_found: 'SWB_ERR_NOT_FOUND',
   backend_not_found: 'SWB_ERR_BACKEND_NOT_FOUND',
+  // Both fleet answers carry the fleet's code; `error` tells them apart.
+  fleet_not_configured: 'SWB_ERR_FLEET',
+  fleet_unavailable: 'SWB_ERR_FLEET',
 } as const satisfies Record<string, ErrorCode>;
 
 /** An admin error answer: `status`, and `answer` as its JSON `error` and X-Switchboard-Error. */
@@ -87,6 +96,7 @@ function view(deps: AdminDeps, s: BackendState, entries: readonly BackendEntry[]
     healthy: s.healthy,
     weight: override ?? configured ?? null,
     weightOverride: override ?? null,
+    ...deps.backendStates.view(s.id),
     active: s.active,
     total: s.total,
     failures: s.failures,
@@ -189,7 +199,7 @@ export function parseWeight(body: unknown): number | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body) || !('weight' in body)) {
     throw new AdminError(400, 'bad_request', 'admin: expected a JSON body {"weight": N} (an integer ≥ 0, or null)');
   }
-  const extra = Object.keys(body).filter((k) => k !== 'weight');
+  const extra = Object.keys(body).filter((k) => k !== 'weight' && k !== 'scope');
   if (extra.length > 0) throw new AdminError(400, 'bad_request', `admin: unknown field ${JSON.stringify(extra[0])}`);
   if (weight === null) return undefined;
   if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) {
@@ -202,16 +212,71 @@ export function parseWeight(body: unknown): number | undefined {
   return weight;
 }
 
+function scopeValue(value: unknown, where: string): OverrideScope {
+  if (value === 'local' || value === 'fleet') return value;
+  throw new AdminError(400, 'bad_request', `admin: ${where} must be "local" or "fleet", got ${JSON.stringify(value)}`);
+}
+
+/**
+ * The scope of a call (step 5): `?scope=` or the body's `scope`, `local` when neither says.
+ * A mode call's body may hold `scope` only (no body is fine).
+ */
+export function parseScope(req: IncomingMessage, body: unknown, bodyFields: readonly string[]): OverrideScope {
+  const query = new URL(req.url ?? '/', 'http://admin').searchParams.get('scope');
+  let fromBody: unknown;
+  if (body !== undefined) {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new AdminError(400, 'bad_request', 'admin: expected a JSON object body, like {"scope": "fleet"}');
+    }
+    const extra = Object.keys(body).filter((k) => k !== 'scope' && !bodyFields.includes(k));
+    if (extra.length > 0) throw new AdminError(400, 'bad_request', `admin: unknown field ${JSON.stringify(extra[0])}`);
+    fromBody = (body as { scope?: unknown }).scope;
+  }
+  const q = query === null ? undefined : scopeValue(query, 'scope (query)');
+  const b = fromBody === undefined ? undefined : scopeValue(fromBody, 'scope (body)');
+  if (q !== undefined && b !== undefined && q !== b) {
+    throw new AdminError(400, 'bad_request', `admin: scope ${q} in the query but ${b} in the body`);
+  }
+  return q ?? b ?? 'local';
+}
+
 type Params = Readonly<Record<string, string>>;
 type Answer = (res: ServerResponse, status: number, value: unknown) => void;
 
+/** Applies `c` to backend `id` in `scope`: this router's layer, or etcd for the whole fleet. */
+async function apply(deps: AdminDeps, id: string, c: OverrideChange, scope: OverrideScope): Promise<void> {
+  const states = deps.backendStates;
+  if (scope === 'local') {
+    states.setLocal(id, c);
+    return;
+  }
+  if (!states.fleetScope) {
+    throw new AdminError(
+      409,
+      'fleet_not_configured',
+      'admin: scope fleet needs a fleet: section (etcd) in the config; without it use scope local (the default)',
+    );
+  }
+  try {
+    await states.setFleet(id, c);
+  } catch (e) {
+    if (!(e instanceof SwitchboardError) || e.code !== 'SWB_ERR_FLEET') throw e;
+    throw new AdminError(
+      503,
+      'fleet_unavailable',
+      `admin: etcd did not answer; backend ${id} was not changed for the fleet (the last fleet state stays applied): ${e.message}`,
+    );
+  }
+}
+
 /** A handler setting mode `mode` on backend `{id}`. */
 export function modeHandler(mode: AdminMode, json: Answer) {
-  return (_req: IncomingMessage, res: ServerResponse, deps: AdminDeps, params: Params): void => {
+  return async (req: IncomingMessage, res: ServerResponse, deps: AdminDeps, params: Params): Promise<void> => {
     const id = backendId(deps, params.id ?? '');
-    deps.runtime.registry.setMode(id, mode);
-    deps.runtime.logger.info({ backend: id, mode }, `admin: backend ${mode}`);
-    json(res, 200, { ok: true, backend: one(deps, id) });
+    const scope = parseScope(req, await readJson(req), []);
+    await apply(deps, id, { kind: 'mode', mode }, scope);
+    deps.runtime.logger.info({ backend: id, mode, scope }, `admin: backend ${mode}`);
+    json(res, 200, { ok: true, scope, backend: one(deps, id) });
   };
 }
 
@@ -219,9 +284,11 @@ export function modeHandler(mode: AdminMode, json: Answer) {
 export function weightHandler(json: Answer) {
   return async (req: IncomingMessage, res: ServerResponse, deps: AdminDeps, params: Params): Promise<void> => {
     const id = backendId(deps, params.id ?? '');
-    const weight = parseWeight(await readJson(req));
-    deps.runtime.registry.setWeight(id, weight);
-    deps.runtime.logger.info({ backend: id, weight: weight ?? null }, 'admin: backend weight');
-    json(res, 200, { ok: true, backend: one(deps, id) });
+    const body = await readJson(req);
+    const weight = parseWeight(body);
+    const scope = parseScope(req, body, ['weight']);
+    await apply(deps, id, { kind: 'weight', weight }, scope);
+    deps.runtime.logger.info({ backend: id, weight: weight ?? null, scope }, 'admin: backend weight');
+    json(res, 200, { ok: true, scope, backend: one(deps, id) });
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AcmeManager } from '../acme/manager.ts';
+import type { BackendStates } from '../fleet/backend-state.ts';
 import type { Fleet } from '../fleet/contract.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReloadResult } from '../runtime/reload-result.ts';
@@ -31,6 +32,8 @@ export interface AdminDeps {
   readonly dashboard?: DashboardData;
   /** The ACME manager, when the router runs one. */
   readonly acme?: AcmeManager | undefined;
+  /** The backends' admin overrides, local and fleet (app/fleet/backend-state.ts). */
+  readonly backendStates: BackendStates;
   /** The fleet, when `fleet:` is configured (app/fleet/). */
   readonly fleet?: Fleet | undefined;
 }

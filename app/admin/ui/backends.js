@@ -1,7 +1,9 @@
 // Backends view: one card per cluster, one table per sub-cluster, a row per backend with its
 // state, weight, connections, rate, failures, latency EWMA and health, and the runtime controls
-// (POST /backends/{id}/drain|disable|enable|weight). Rows are updated in place each second so a
-// weight being typed keeps its focus; the tables are rebuilt only when the set of rows changes.
+// (POST /backends/{id}/drain|disable|enable|weight, on this router or, with the scope select, the
+// whole fleet). An override shows where it was set and by whom ("fleet · set by r2"; its time on
+// hover). Rows are updated in place each second so a weight being typed keeps its focus; the
+// tables are rebuilt only when the set of rows changes.
 import { ApiError, call, Unauthorized } from './api.js';
 import { dur, fill, h, num, table } from './dom.js';
 
@@ -49,6 +51,13 @@ function healthText(b, c, policy) {
   return `${kind}: ${verdict}${c.probing && !check?.active ? ' · probing' : ''}`;
 }
 
+/** Where the setting of `scope` comes from: `fleet · set by r2` ('' when from the config). */
+function overrideLabel(b, scope) {
+  const o = scope ? b.overrides?.[scope] : undefined;
+  if (!scope) return { text: '', title: '' };
+  return { text: o ? `${scope} · set by ${o.setBy}` : scope, title: o ? `set at ${o.setAt}` : '' };
+}
+
 function update(row, b, c, policy) {
   const state = stateText(b, c);
   row.dataset.state = state;
@@ -61,13 +70,17 @@ function update(row, b, c, policy) {
   const drained = state === 'draining' && b.drained === true ? ' · drained' : '';
   set('state', ramp ? `up · slow start ${Math.round(c.rampPercent)}%` : `${state}${drained}`);
   row.querySelector('[data-field="state"]').className = `badge ${state}`;
+  const mode = overrideLabel(b, b.modeScope);
+  set('override', mode.text);
+  row.querySelector('[data-field="override"]').title = mode.title;
+  row.dataset.modeScope = b.modeScope ?? '';
   const w = c.weight ?? b.weight;
-  set(
-    'weight',
-    w === null || w === undefined
-      ? '–'
-      : `${w}${b.weightOverride !== null && b.weightOverride !== undefined ? ' (set)' : ''}`,
-  );
+  // A fleet weight says so and by whom; this router's own stays "(set)" (its label: on hover).
+  const weight = overrideLabel(b, b.weightScope);
+  const setWeight = b.weightOverride !== null && b.weightOverride !== undefined;
+  const mark = b.weightScope === 'fleet' ? ` (${weight.text})` : setWeight ? ' (set)' : '';
+  set('weight', w === null || w === undefined ? '–' : `${w}${mark}`);
+  row.querySelector('[data-field="weight"]').title = weight.text === '' ? '' : `${weight.text}, ${weight.title}`;
   set('active', num(b.active));
   set('rate', num(b.rate));
   set('total', num(b.total));
@@ -77,10 +90,19 @@ function update(row, b, c, policy) {
 }
 
 function controls(id, onDone, errorEl) {
+  const scope = h(
+    'select',
+    { class: 'scope', 'aria-label': `scope of the controls of ${id}` },
+    h('option', { value: 'local' }, 'this router'),
+    h('option', { value: 'fleet' }, 'fleet'),
+  );
   const act = async (path, body) => {
     errorEl.textContent = '';
     try {
-      await call(`../backends/${encodeURIComponent(id)}/${path}`, { method: 'POST', body });
+      await call(`../backends/${encodeURIComponent(id)}/${path}`, {
+        method: 'POST',
+        body: { ...body, scope: scope.value },
+      });
       await onDone();
     } catch (e) {
       errorEl.textContent = `${id}: ${e instanceof Unauthorized || e instanceof ApiError ? e.message : String(e)}`;
@@ -90,6 +112,7 @@ function controls(id, onDone, errorEl) {
   return h(
     'td',
     { class: 'controls' },
+    scope,
     h('button', { dataset: { action: 'drain' }, onclick: () => act('drain') }, 'Drain'),
     h('button', { dataset: { action: 'disable' }, onclick: () => act('disable') }, 'Disable'),
     h('button', { dataset: { action: 'enable' }, onclick: () => act('enable') }, 'Enable'),
@@ -111,7 +134,13 @@ function row(b, c, onDone, errorEl) {
     'tr',
     { dataset: { backend: b.id, cluster: c.cluster ?? '' } },
     h('td', { class: 'mono' }, b.id),
-    h('td', {}, h('span', { dataset: { field: 'state' } })),
+    h(
+      'td',
+      {},
+      h('span', { dataset: { field: 'state' } }),
+      ' ',
+      h('span', { class: 'muted override', dataset: { field: 'override' } }),
+    ),
     ...['weight', 'active', 'rate', 'total', 'failures', 'latency', 'health'].map(cell),
     controls(b.id, onDone, errorEl),
   );

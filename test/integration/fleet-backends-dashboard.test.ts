@@ -1,0 +1,163 @@
+/**
+ * The dashboard's backends view with a fleet (issue 43 item 4), in headless Chromium (the
+ * system package, driven by playwright-core, as dashboard.test.ts): two real routers with
+ * `fleet:` on a real etcd;
+ *
+ * - a drain made through r1's admin API with `scope=fleet` shows on r2's page as draining with
+ *   the label "fleet · set by r1";
+ * - the page's own controls with the scope select on "fleet" drain a backend for the fleet
+ *   (r1 applies it, set by r2), and with "this router" only on r2 (label "local · set by r2");
+ * - a fleet weight shows in the weight cell with its label.
+ *
+ * UI state is awaited with DOM waits (the page polls once a second); screenshots go to
+ * test/output/ (ignored by git).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
+import { etcdBinary, startEtcd, type TestEtcd } from '../harness/etcd.ts';
+import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const OUTPUT = join(fileURLToPath(new URL('../..', import.meta.url)), 'test/output');
+const TOKEN = 'fleet-dash-s3cret';
+const WAIT = { timeout: 30_000 };
+
+/** One backend as `/backends` shows it (the fields these tests read). */
+interface BackendView {
+  id: string;
+  mode: string;
+  modeScope: string | null;
+  overrides: { fleet: { state: string; setBy: string } | null };
+}
+
+/** A POST (or GET) to an admin port with the token; the parsed JSON answer. */
+function admin(
+  port: number,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; json: { backends: BackendView[] } }> {
+  return new Promise((resolve, reject) => {
+    const headers = { host: `127.0.0.1:${port}`, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const req = request({ port, host: '127.0.0.1', path, method, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const row = (id: string) => `tr[data-backend="${id}"]`;
+
+describe.skipIf(!existsSync(CHROMIUM) || etcdBinary() === undefined)('dashboard: fleet backend state', () => {
+  let etcd: TestEtcd;
+  let a: TestBackend;
+  let b: TestBackend;
+  let c: TestBackend;
+  let r1: TestRouter;
+  let r2: TestRouter;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  const prefix = `/swb-fleet-dash-${randomBytes(4).toString('hex')}/`;
+  const port = (r: TestRouter) => r.router.admin!.address().port;
+  const backendOn = async (r: TestRouter, id: string) =>
+    (await admin(port(r), 'GET', '/backends')).json.backends.find((x) => x.id === id)!;
+  const shot = (view: string) => page.screenshot({ path: join(OUTPUT, `dashboard-fleet-${view}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    a = await startHttpBackend('a');
+    b = await startHttpBackend('b');
+    c = await startHttpBackend('c');
+    const dir = await tempDir({
+      'servers.yaml': `- { host: "*.example.test", backends: [${a.address}, ${b.address}, ${c.address}] }\n`,
+    });
+    const config = (id: string) => ({
+      addressBook: { name: 'file', path: 'servers.yaml' },
+      admin: { address: '127.0.0.1:0', token: TOKEN },
+      fleet: { id, leaseTtl: '2s', etcd: { endpoints: [etcd.endpoint], prefix } },
+    });
+    r1 = await startTestRouter(config('r1'), { dir });
+    r2 = await startTestRouter(config('r2'), { dir });
+    await mkdir(OUTPUT, { recursive: true });
+    profile = await mkdtemp(join(tmpdir(), 'swb-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1280, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`http://127.0.0.1:${port(r2)}/ui`);
+    await page.waitForSelector('#token-form:not([hidden])', WAIT);
+    await page.fill('#token-input', TOKEN);
+    await page.click('#token-form button[type="submit"]');
+    for (const x of [a, b, c]) await page.waitForSelector(`${row(x.address)}[data-state="up"]`, WAIT);
+  }, 90_000);
+
+  afterAll(async () => {
+    await context?.close();
+    for (const r of [r1, r2]) await r?.close();
+    for (const x of [a, b, c]) await x?.close();
+    await etcd?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  it('shows a fleet drain made through the other router as "fleet · set by r1"', async () => {
+    const res = await admin(port(r1), 'POST', `/backends/${a.address}/drain?scope=fleet`);
+    expect(res.status).toBe(200);
+    await page.waitForSelector(`${row(a.address)}[data-state="draining"][data-mode-scope="fleet"]`, WAIT);
+    await page.locator(`${row(a.address)} [data-field="override"]`, { hasText: /^fleet · set by r1$/ }).waitFor(WAIT);
+    expect(await page.getAttribute(`${row(a.address)} [data-field="override"]`, 'title')).toMatch(/^set at \d{4}-/);
+    await shot('drained-by-r1');
+  }, 60_000);
+
+  it('drains for the fleet with the scope select, and for this router only without it', async () => {
+    await page.selectOption(`${row(b.address)} select.scope`, 'fleet');
+    await page.click(`${row(b.address)} button[data-action="drain"]`);
+    await page.locator(`${row(b.address)} [data-field="override"]`, { hasText: /^fleet · set by r2$/ }).waitFor(WAIT);
+    await eventually(async () => (await backendOn(r1, b.address)).mode === 'draining', 5000, 'r1 to apply the drain');
+    expect((await backendOn(r1, b.address)).overrides.fleet).toMatchObject({ state: 'drain', setBy: 'r2' });
+
+    await page.click(`${row(c.address)} button[data-action="drain"]`);
+    await page.locator(`${row(c.address)} [data-field="override"]`, { hasText: /^local · set by r2$/ }).waitFor(WAIT);
+    expect(await backendOn(r1, c.address)).toMatchObject({ mode: 'up', modeScope: null });
+    await shot('fleet-and-local');
+
+    await page.selectOption(`${row(b.address)} select.scope`, 'fleet');
+    await page.click(`${row(b.address)} button[data-action="enable"]`);
+    await page.waitForSelector(`${row(b.address)}[data-state="up"][data-mode-scope=""]`, WAIT);
+    await eventually(async () => (await backendOn(r1, b.address)).mode === 'up', 5000, 'r1 to apply the enable');
+    await page.click(`${row(c.address)} button[data-action="enable"]`);
+    await page.waitForSelector(`${row(c.address)}[data-state="up"][data-mode-scope=""]`, WAIT);
+  }, 60_000);
+
+  it('shows a fleet weight with its label in the weight cell', async () => {
+    await admin(port(r1), 'POST', `/backends/${c.address}/weight?scope=fleet`, '{"weight": 4}');
+    await page
+      .locator(`${row(c.address)} [data-field="weight"]`, { hasText: /^4 \(fleet · set by r1\)$/ })
+      .waitFor(WAIT);
+    await shot('fleet-weight');
+  }, 60_000);
+});
