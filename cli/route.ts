@@ -5,12 +5,16 @@
  * book: the request as the data
  * plane sees it (Host port split off, path normalised by the listener), product, rule with its
  * config path, cluster, sub-clusters and backends, the backend attempt 1 picks, or why nothing
- * matched. Exit codes: 0 routed, 1 no route (or the operator refused), 2 usage, 3 invalid config.
+ * matched, then the `policies:` rules the request and `--client` would meet (evaluated without
+ * side effects, app/explain/policies.ts). Exit codes: 0 routed, 1 no route (or the operator
+ * refused), 2 usage, 3 invalid config; a policy that would fire does not change them.
  */
 import type { Command } from 'commander';
 import { reportError } from '../app/exit.ts';
 import { ExplainInputError, explainRoute, formatRouteExplanation } from '../app/explain/explain.ts';
+import { openPolicies } from '../app/explain/policies.ts';
 import { type OpenedConfig, openConfig } from '../app/explain-config.ts';
+import type { PolicySet } from '../src/policy/index.ts';
 
 /** Exit codes of `switchboard route`. */
 export const ROUTE_EXIT = { routed: 0, noRoute: 1, usage: 2, config: 3 } as const;
@@ -41,12 +45,14 @@ function parseHeaders(list: readonly string[]): [string, string][] {
 /** Returns the exit code (ROUTE_EXIT). */
 export async function runRoute(o: RouteOptions): Promise<number> {
   let opened: OpenedConfig | undefined;
+  let policies: PolicySet | undefined;
   try {
     const headers = parseHeaders(o.header);
     if (o.host === undefined && o.sni === undefined) throw new ExplainInputError('give --host, --sni or both');
     opened = await openConfig(o.config);
+    policies = await openPolicies(opened.loaded);
     const e = explainRoute(
-      { book: opened.book, operator: opened.operator, listeners: opened.loaded.config.listeners },
+      { book: opened.book, operator: opened.operator, listeners: opened.loaded.config.listeners, policies },
       {
         host: o.host,
         path: o.path,
@@ -73,6 +79,7 @@ export async function runRoute(o: RouteOptions): Promise<number> {
     // Config problems print as `check` prints them (app/exit.ts): one line each, exit 3.
     return reportError(e);
   } finally {
+    await policies?.close();
     await opened?.close();
   }
 }
@@ -92,6 +99,12 @@ The request is built as the data plane builds it: the Host port is split off, th
 normalised with the listener's pathNormalization, and on a clientIpFrom: header listener a
 forwarded header from a trusted --client names the client. "chosen" is the backend the operator
 picks for the first attempt (all backends assumed healthy).
+
+Then one "policy:" line per policies: rule the request would meet, in order: "fires" with
+close or the answer (status, Location), "applies" for a counting rule (rate-limit, in-flight:
+it fires only over its limit, which depends on traffic), "passes" when the rule selects the
+request but lets it through. Nothing is counted: no token or slot is taken. At the connection
+and handshake points the client is --client (the connection's), not a forwarded header's.
 
 Exit codes:
   0  routed

@@ -142,7 +142,8 @@ function parseHeaders(list: readonly string[]): [string, string][] {
  * `POST /explain`: the running address book (the snapshot traffic uses now) with a fresh
  * instance of the configured operator over an empty registry, which is exactly what
  * `switchboard route` asks (all backends assumed healthy, balancing from its first step): the
- * live operator is not advanced and the answer matches the CLI line for line.
+ * live operator is not advanced and the answer matches the CLI line for line. The `policies:`
+ * lines come from the running rule set, asked without side effects (no token or slot taken).
  * 200 `{ ok, routed, exitCode, text, explanation }`; 400 `bad_request` for what the CLI calls a
  * usage error (`message` is the CLI's stderr line).
  */
@@ -160,7 +161,7 @@ export function explainHandler(json: Answer) {
     try {
       await operator.start?.();
       const explanation = explainRoute(
-        { book: engine.book, operator, listeners: engine.loaded.config.listeners },
+        { book: engine.book, operator, listeners: engine.loaded.config.listeners, policies: engine.policies },
         {
           host: body.host,
           path: body.path ?? '/',

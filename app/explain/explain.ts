@@ -13,6 +13,9 @@
  *                                     ▼
  *                               operator.findJack(attempt 1) ──► chosen backend | refusal
  *
+ * and the `policies:` rules the request and its client address would meet at each point
+ * (policies.ts: evaluated without side effects; the first that fires ends the list).
+ *
  * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
  */
 import { isIP } from 'node:net';
@@ -27,9 +30,11 @@ import {
 } from '../../src/contracts/types.ts';
 import { parseAuthority } from '../../src/peek/http1-host.ts';
 import { normalizePath } from '../../src/peek/path.ts';
+import type { PolicySet } from '../../src/policy/index.ts';
 import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../../src/request/client-ip.ts';
 import { createRequest } from '../../src/request/request.ts';
 import { pickFirst } from '../../src/upstream/attempts.ts';
+import { type ExplainedRule, explainPolicies, formatPolicies } from './policies.ts';
 
 /** The request to explain. `host` (HTTP) or `sni` (TLS passthrough) or both (terminated TLS). */
 export interface ExplainInput {
@@ -54,6 +59,8 @@ export interface ExplainEngine {
   readonly book: AddressBook;
   readonly operator: Operator;
   readonly listeners: readonly ListenerConfig[];
+  /** The `policies:` rules to explain (none: no policy lines). */
+  readonly policies?: PolicySet | undefined;
 }
 
 /** A bad input (usage error, `SWB_ERR_USAGE`): `switchboard route` exits 2, the dashboard answers 400. */
@@ -111,6 +118,8 @@ export interface RouteExplanation {
     | undefined;
   /** Why there is no route, or why the operator refused (`no_backend`, `blackhole`). */
   readonly reason: string | undefined;
+  /** The `policies:` rules the request would meet, in order; the last one `fires` when one would. */
+  readonly policies: readonly ExplainedRule[];
 }
 
 /** The listener `name` names, else the first. */
@@ -258,6 +267,7 @@ export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteE
     listener: listener.name,
   };
   const candidates = engine.book.findAddresses(request);
+  const policies = engine.policies === undefined ? [] : explainPolicies(engine.policies, request, candidates, listener);
   const steps = bookSteps(engine.book, request);
   const p = steps?.product;
   const how = p === undefined ? undefined : `by ${p.via} ${p.pattern}${p.tag ? `, tag ${p.tag}` : ''} at ${p.where}`;
@@ -271,6 +281,7 @@ export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteE
       cluster: undefined,
       chosen: undefined,
       reason: steps?.reason ?? 'the address book found no candidates (findAddresses returned nothing)',
+      policies,
     };
   }
   const jack = pickFirst(request, candidates, engine.operator);
@@ -286,6 +297,7 @@ export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteE
       ? undefined
       : { backend: jack.backend.id, name: jack.backend.name, subcluster: jack.subcluster, attempt: 1 },
     reason: refused === undefined ? undefined : `the operator refused: ${refused}`,
+    policies,
   };
 }
 
@@ -315,5 +327,6 @@ export function formatRouteExplanation(e: RouteExplanation): string {
   if (e.chosen !== undefined) {
     lines.push(`chosen: ${e.chosen.backend} in subcluster ${e.chosen.subcluster} (attempt 1, client ${r.clientIp})`);
   } else lines.push(`no route: ${e.reason}`);
+  lines.push(...formatPolicies(e.policies));
   return `${lines.join('\n')}\n`;
 }
