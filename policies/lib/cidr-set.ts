@@ -41,6 +41,11 @@ export class CidrSet {
     this.#v6Ends = v6Ends;
   }
 
+  /** The range tables, to send to another thread (cidr-list-load.ts) and rebuild there. */
+  tables(): { v4Starts: Uint32Array; v4Ends: Uint32Array; v6Starts: Uint32Array; v6Ends: Uint32Array } {
+    return { v4Starts: this.#v4Starts, v4Ends: this.#v4Ends, v6Starts: this.#v6Starts, v6Ends: this.#v6Ends };
+  }
+
   /** Disjoint ranges held (after merging). */
   get size(): number {
     return this.#v4Starts.length + this.#v6Starts.length / 4;

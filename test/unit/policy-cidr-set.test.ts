@@ -149,4 +149,26 @@ describe('list files', () => {
     expect(sliced.has('2001:db9::1')).toBe(false);
     expect(ticks).toBeGreaterThan(0);
   });
+
+  it('a list file of 256 KiB or more is parsed in a worker thread: the same set, file:line errors, the loop free', async () => {
+    const lines = Array.from({ length: 40_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`);
+    lines.push('2001:db8::/32', '# a comment', '');
+    const file = join(dir, 'worker.txt');
+    writeFileSync(file, lines.join('\n'));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const set = await loadCidrFile(file);
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(0);
+    for (const ip of ['10.0.156.63', '10.0.0.0', '2001:db8:1::1', '10.1.0.0', '11.0.0.1', '2001:db9::1']) {
+      expect(set.has(ip), ip).toBe(ip.startsWith('2001:db8') || (ip.startsWith('10.0.') && true));
+    }
+    lines[30_000] = '10.0.0.256';
+    writeFileSync(file, lines.join('\n'));
+    const e = await loadCidrFile(file).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(CidrListError);
+    expect((e as CidrListError).message).toBe(
+      `${file}:30001: bad address or CIDR "10.0.0.256" (expected 10.0.0.0/8, 192.0.2.1 or 2001:db8::/32)`,
+    );
+  });
 });
