@@ -12,7 +12,7 @@ import { Agent } from 'node:https';
 import * as acme from 'acme-client';
 import { SwitchboardError } from '../../src/base/errors.ts';
 import { PEM_FILE, readUserText } from '../../src/base/safe-file.ts';
-import type { AcmeStorage } from './storage.ts';
+import type { AcmeStore } from './store.ts';
 
 /** What a client needs from its section. */
 export interface ClientSpec {
@@ -64,7 +64,7 @@ function pinAgent(client: acme.Client, agent: ClientAgent): void {
 }
 
 /** The section's client, its account registered (and stored) on first use. */
-export async function createClient(spec: ClientSpec, storage: AcmeStorage): Promise<acme.Client> {
+export async function createClient(spec: ClientSpec, storage: AcmeStore): Promise<acme.Client> {
   const ca = spec.caPath === undefined ? undefined : await readUserText(spec.caPath, PEM_FILE);
   const accountKey = await storage.accountKey(() => acme.crypto.createPrivateEcdsaKey());
   const accountUrl = await storage.accountUrl(spec.directory);

@@ -12,7 +12,7 @@
  */
 import { channels } from '../../src/base/diagnostics.ts';
 import type { Logger } from '../../src/base/log.ts';
-import type { AcmeStorage } from './storage.ts';
+import type { AcmeStore } from './store.ts';
 
 /** Storage probes and saves: local, cheap, and worth retrying soon after an operator fixes the disk. */
 export const STORAGE_RETRY_MIN_MS = 1_000;
@@ -24,7 +24,7 @@ export function backoff(min: number, max: number, n: number): number {
 }
 
 interface Unsaved {
-  readonly storage: AcmeStorage;
+  readonly storage: AcmeStore;
   readonly listener: string;
   readonly name: string;
   readonly cert: string;
@@ -49,34 +49,34 @@ export class StorageKeeper {
   }
 
   /** 0 when `storage` takes files; else how long to wait before probing it again. */
-  async probe(storage: AcmeStorage, listener: string): Promise<{ retryInMs: number; error?: string }> {
+  async probe(storage: AcmeStore, listener: string): Promise<{ retryInMs: number; error?: string }> {
     try {
       await storage.probe();
     } catch (e) {
-      const failures = (this.#broken.get(storage.dir) ?? 0) + 1;
-      this.#broken.set(storage.dir, failures);
+      const failures = (this.#broken.get(storage.where) ?? 0) + 1;
+      this.#broken.set(storage.where, failures);
       const error = (e as Error).message;
       if (channels.acmeStorage.hasSubscribers) channels.acmeStorage.publish({ listener, op: 'probe', error });
       if (failures === 1)
         this.#logger.error(
-          { listener, storage: storage.dir, err: error },
+          { listener, storage: storage.where, err: error },
           'acme: storage is not writable; no order is placed until it is (probed again with backoff)',
         );
       return { retryInMs: backoff(STORAGE_RETRY_MIN_MS, STORAGE_RETRY_MAX_MS, failures), error };
     }
-    if (this.#broken.delete(storage.dir))
-      this.#logger.info({ listener, storage: storage.dir }, 'acme: storage is writable again; orders resume');
+    if (this.#broken.delete(storage.where))
+      this.#logger.info({ listener, storage: storage.where }, 'acme: storage is writable again; orders resume');
     return { retryInMs: 0 };
   }
 
   /** True when the last certificate issued for `name` is in `storage`. */
-  stored(storage: AcmeStorage, name: string): boolean {
-    return !this.#unsaved.has(`${storage.dir}\0${name}`);
+  stored(storage: AcmeStore, name: string): boolean {
+    return !this.#unsaved.has(`${storage.where}\0${name}`);
   }
 
   /** Stores a certificate; on failure keeps it and saves it again later. Resolves after the first attempt. */
-  store(storage: AcmeStorage, listener: string, name: string, cert: string, key: string): Promise<void> {
-    const id = `${storage.dir}\0${name}`;
+  store(storage: AcmeStore, listener: string, name: string, cert: string, key: string): Promise<void> {
+    const id = `${storage.where}\0${name}`;
     const prev = this.#unsaved.get(id);
     if (prev !== undefined && prev.cert !== cert) clearTimeout(prev.timer);
     const entry: Unsaved =
@@ -96,7 +96,7 @@ export class StorageKeeper {
     for (const u of this.#unsaved.values()) {
       clearTimeout(u.timer);
       this.#logger.error(
-        { listener: u.listener, name: u.name, storage: u.storage.dir },
+        { listener: u.listener, name: u.name, storage: u.storage.where },
         'acme: closing with a certificate never stored; the next start orders it again',
       );
     }

@@ -20,23 +20,28 @@
  * Publishing goes through the sink (app/start.ts): the runtime's IssuedCertificates and, with
  * the worker panel, every worker thread, acknowledged before the CA is asked to validate. A
  * renewal swaps the entry in place: no reload, open connections keep their handshake.
- * Routers sharing etcd do not coordinate: each orders its own certificates (docs/acme.md).
+ *
+ * With `fleet:` (fleet-acme.ts) the storage is etcd for every section, an order runs under the
+ * fleet's lock for its name (another router holding it: asked again after one lease TTL), and
+ * a certificate any router stores reaches this one by watch (`#adopt`): one order per name
+ * across the fleet, renewed by whoever takes the lock (docs/acme.md "Fleets").
  */
 import { X509Certificate } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type * as acme from 'acme-client';
 import { channels } from '../../src/base/diagnostics.ts';
 import type { Logger } from '../../src/base/log.ts';
 import type { RoutingTableSource } from '../../src/contracts/types.ts';
 import type { Engine } from '../../src/panel/contract.ts';
 import { createClient } from './client.ts';
+import type { FleetAcme } from './fleet-acme.ts';
 import { backoff, StorageKeeper } from './keeper.ts';
 import { routingTableHosts } from './names.ts';
 import { type IssuedSink, orderCertificate } from './order.ts';
 import { OrderQueue } from './queue.ts';
 import { chooseNames, PRIORITY, type Priority, type SkippedName, skippedLine } from './select.ts';
 import { AcmeStorage } from './storage.ts';
+import type { AcmeStore, StoredCertificate } from './store.ts';
 
 /** A listener's parsed `acme:` section. */
 export interface AcmeSection {
@@ -69,7 +74,7 @@ interface Section {
   readonly key: string;
   readonly listener: string;
   readonly spec: AcmeSection;
-  readonly storage: AcmeStorage;
+  readonly storage: AcmeStore;
   /** The account (directory + storage): one order budget across sections that share it. */
   readonly account: string;
   readonly caPath: string | undefined;
@@ -108,15 +113,22 @@ export class AcmeManager {
   readonly #names = new Map<string, NameState>();
   readonly #queue: OrderQueue<NameState>;
   readonly #keeper: StorageKeeper;
+  readonly #fleet: FleetAcme | undefined;
   #closed = false;
   /** Issuance results (metrics). */
   readonly results = { ok: 0, failed: 0 };
 
-  constructor(sink: IssuedSink, logger: Logger) {
+  /** `fleet`: ACME across the fleet (etcd storage, order locks, watches), started here. */
+  constructor(sink: IssuedSink, logger: Logger, fleet?: FleetAcme) {
     this.#sink = sink;
     this.#logger = logger;
     this.#keeper = new StorageKeeper(logger);
     this.#queue = new OrderQueue((s) => this.#order(s), AcmeManager.#rank, logger);
+    this.#fleet = fleet;
+    fleet?.start({
+      certificate: (stored) => this.#adopt(stored),
+      listenersFor: (name) => [...this.#names.values()].filter((s) => s.name === name).map((s) => s.section.listener),
+    });
   }
 
   /** Follows the engine's listeners and routing table: starts new names, drops removed ones. */
@@ -136,8 +148,8 @@ export class AcmeManager {
           key,
           listener: l.name,
           spec,
-          storage: new AcmeStorage(dir),
-          account: JSON.stringify([spec.directory, dir]),
+          storage: this.#fleet?.storage ?? new AcmeStorage(dir),
+          account: JSON.stringify([spec.directory, this.#fleet?.storage.where ?? dir]),
           caPath: spec.ca === undefined ? undefined : resolve(loaded.dir, spec.ca),
           client: undefined,
           skipped: section?.skipped ?? '',
@@ -213,16 +225,14 @@ export class AcmeManager {
     this.#queue.close();
     for (const [id, s] of this.#names) this.#drop(id, s, false);
     this.#keeper.close();
+    void this.#fleet?.close();
   }
 
   /** Names a section holds a certificate for: served now, or in its storage (renewals rank first). */
   #held(section: Section): Set<string> {
     const held = new Set<string>();
     for (const s of this.#names.values()) if (s.section.listener === section.listener && s.published) held.add(s.name);
-    try {
-      for (const f of readdirSync(join(section.storage.dir, 'certs')))
-        if (f.endsWith('.crt')) held.add(f.slice(0, -'.crt'.length));
-    } catch {}
+    for (const name of section.storage.heldNames()) held.add(name);
     return held;
   }
 
@@ -319,6 +329,79 @@ export class AcmeManager {
 
   async #order(s: NameState): Promise<void> {
     if (s.removed || this.#closed) return;
+    if (this.#fleet === undefined) return this.#place(s);
+    await this.#fleetOrder(s, this.#fleet);
+  }
+
+  /** An order under the fleet's lock for the name (fleet-acme.ts), or what another router stored. */
+  async #fleetOrder(s: NameState, fleet: FleetAcme): Promise<void> {
+    const log = { listener: s.section.listener, name: s.name };
+    let outcome: Awaited<ReturnType<FleetAcme['underLock']>>;
+    try {
+      outcome = await fleet.underLock(
+        s.name,
+        (c) => this.#fresh(s, c),
+        () => this.#place(s),
+      );
+    } catch (e) {
+      // A lock or a read of etcd that failed (or a key that does not open): no order on a doubt.
+      s.lastError = (e as Error).message;
+      this.#logger.error({ ...log, err: s.lastError, retryInMs: fleet.lockTtl }, 'acme: fleet storage; no order now');
+      if (!s.removed && !this.#closed) this.#at(s, Date.now() + fleet.lockTtl);
+      return;
+    }
+    if (outcome.kind === 'stored') this.#adopt(outcome.stored);
+    else if (outcome.kind === 'busy' || outcome.kind === 'degraded') {
+      s.lastError =
+        outcome.kind === 'busy'
+          ? `another router holds the order lock for ${s.name}`
+          : 'etcd unreachable: no new order until it answers';
+      if (outcome.kind === 'busy')
+        this.#logger.info(log, 'acme: another router is ordering this name; waiting for its certificate');
+      if (!s.removed && !this.#closed) this.#at(s, Date.now() + fleet.lockTtl);
+    }
+  }
+
+  /** Whether a stored certificate serves `s` as well as an order would (not due for renewal). */
+  #fresh(s: NameState, c: StoredCertificate): boolean {
+    return (
+      c.notAfter - s.section.spec.renewBefore > Date.now() && (s.notAfter === undefined || c.notAfter > s.notAfter)
+    );
+  }
+
+  /**
+   * A certificate from the fleet's storage (the watch, or read under the lock): served on every
+   * listener that wants the name and holds an older one (or none), its renewal scheduled, any
+   * wait or retry for it ended.
+   */
+  #adopt(stored: StoredCertificate): void {
+    for (const s of this.#names.values()) {
+      if (s.name !== stored.name || s.removed) continue;
+      if (s.notAfter !== undefined && stored.notAfter <= s.notAfter) continue;
+      if (stored.notAfter <= Date.now()) continue;
+      this.#queue.delete(s);
+      s.failures = 0;
+      s.lastError = undefined;
+      s.notAfter = stored.notAfter;
+      this.#publish(s, stored.cert, stored.key).then(
+        () => {
+          this.#logger.info(
+            { listener: s.section.listener, name: s.name, notAfter: new Date(stored.notAfter).toISOString() },
+            'acme: certificate from the fleet',
+          );
+          this.#schedule(s);
+        },
+        (e: unknown) =>
+          this.#logger.error(
+            { listener: s.section.listener, name: s.name, err: (e as Error).message },
+            'acme: publishing a fleet certificate',
+          ),
+      );
+    }
+  }
+
+  /** Probes the storage, orders, stores and serves (the order itself, fleet or not). */
+  async #place(s: NameState): Promise<void> {
     const { section } = s;
     const log = { listener: section.listener, name: s.name, challenge: section.spec.challenge };
     if (!(await this.#storageWritable(s))) return;
@@ -334,7 +417,7 @@ export class AcmeManager {
         name: s.name,
         challenge: section.spec.challenge,
         email: section.spec.email,
-        sink: this.#sink,
+        sink: this.#fleet?.orderSink() ?? this.#sink,
       });
       // Kept (and served) even when storage refuses it now: StorageKeeper saves it later.
       await this.#keeper.store(section.storage, section.listener, s.name, cert, key);

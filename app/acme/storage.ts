@@ -13,29 +13,38 @@
  * never asked for a certificate the router could not keep.
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, readdirSync } from 'node:fs';
 import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SwitchboardError } from '../../src/base/errors.ts';
 import { FileReadError, PEM_FILE, readUserFile, readUserText } from '../../src/base/safe-file.ts';
+import type { AcmeStore, StoredCertificate } from './store.ts';
 
-/** A certificate read back from storage. */
-export interface StoredCertificate {
-  readonly name: string;
-  readonly cert: string;
-  readonly key: string;
-  readonly notBefore: number;
-  readonly notAfter: number;
-}
+export type { StoredCertificate } from './store.ts';
 
 const NAME = /^[a-z0-9_.-]+$/;
 
-/** The storage directory of one `acme:` section. */
-export class AcmeStorage {
+/** The storage directory of one `acme:` section (the default `AcmeStore`, without `fleet:`). */
+export class AcmeStorage implements AcmeStore {
   readonly dir: string;
 
   constructor(dir: string) {
     this.dir = dir;
+  }
+
+  get where(): string {
+    return this.dir;
+  }
+
+  /** The names with a `certs/<name>.crt` file (none when the directory cannot be read). */
+  heldNames(): string[] {
+    try {
+      return readdirSync(join(this.dir, 'certs'))
+        .filter((f) => f.endsWith('.crt'))
+        .map((f) => f.slice(0, -'.crt'.length));
+    } catch {
+      return [];
+    }
   }
 
   /** Creates the directories (0700; an existing one is tightened to 0700). */
