@@ -10,8 +10,9 @@
  *    fails to close is logged and the others still close; the start's own error is what the
  *    caller sees.
  * 3. Shutdown (`close`) runs every part's `close`, last started first: readiness off, the
- *    reloader, the ACME manager, the panel (the drain), the admin listener, the metrics, the
- *    runtime. A failure is logged, the rest still close, and the first one is thrown at the end.
+ *    reloader, the ACME manager, the fleet (its member key revoked), the panel (the drain), the
+ *    admin listener, the metrics, the runtime. A failure is logged, the rest still close, and
+ *    the first one is thrown at the end.
  */
 import type { Logger } from '../src/base/log.ts';
 
