@@ -6,13 +6,15 @@
  *    every outcome: ok, unchanged, failed with its errors); the last `RELOADS_KEPT` are kept.
  * 2. `data(since)` is the compact answer of `GET /ui/data`: config version and file, every
  *    backend as `/backends` shows it plus its connections per second, the traffic samples newer
- *    than `since`, cumulative totals, and the reloads.
+ *    than `since`, cumulative totals, the reloads, and the `policies:` rules as `GET /policies`
+ *    shows them (point, when, selectors, counts by action, keys held).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { channels } from '../../src/base/diagnostics.ts';
 import type { ReloadResult } from '../runtime/reload-result.ts';
 import { backendsView } from './backend-control.ts';
 import type { AdminDeps } from './deps.ts';
+import { policiesView } from './policies-view.ts';
 import { TrafficHistory } from './traffic.ts';
 
 /** Reloads remembered for the page. */
@@ -60,6 +62,7 @@ export class Dashboard {
       backends,
       traffic: { samples: this.history.since(since), totals: this.history.totals() },
       reloads: { counts: { ...this.#counts }, recent: this.#reloads },
+      policies: policiesView(engine, this.#deps.metrics.policyActions).policies,
     };
   }
 

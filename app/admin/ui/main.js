@@ -1,8 +1,9 @@
 // The dashboard's entry: token prompt, polling of `GET /ui/data` once a second, the routing
-// table when the config version changes, and the five views (one module each).
+// table when the config version changes, and the six views (one module each).
 import { call, setToken, Unauthorized } from './api.js';
 import { renderBackends } from './backends.js';
 import { setupExplain, updateListeners } from './explain.js';
+import { renderPolicies } from './policies.js';
 import { renderReloads } from './reloads.js';
 import { renderRoutes, setupRoutes } from './routes.js';
 import { renderTraffic } from './traffic.js';
@@ -39,6 +40,7 @@ function render() {
   else if (state.view === 'traffic') renderTraffic($('traffic-body'), $('traffic-chart'), data, state.samples);
   else if (state.view === 'routes') renderRoutes($('routes-body'), routes);
   else if (state.view === 'reloads') renderReloads($('reloads-body'), data, refresh);
+  else if (state.view === 'policies') renderPolicies($('policies-body'), data);
 }
 
 function askToken(message) {
