@@ -17,9 +17,14 @@ const PAGE = readFileSync(join(import.meta.dirname, '../../docs/policies.md'), '
 
 /** The `policies:` list of the page's example `name`. */
 function example(name: string): unknown[] {
+  return exampleConfig(name).policies;
+}
+
+/** The whole YAML of the page's example `name` (`policies:`, and `listeners:` when it has them). */
+function exampleConfig(name: string): { policies: unknown[]; listeners?: Record<string, unknown>[] } {
   const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\`\`\``).exec(PAGE);
   if (m === null) throw new Error(`docs/policies.md has no example ${name}`);
-  return (parse(m[1] as string) as { policies: unknown[] }).policies;
+  return parse(m[1] as string) as { policies: unknown[]; listeners?: Record<string, unknown>[] };
 }
 
 /** The first plain code block after the example `name` (a list file shown beside it). */
@@ -86,11 +91,15 @@ describe('docs/policies.md worked examples through the real router', () => {
     backend = undefined;
   });
 
-  async function start(policies: unknown[], files: Record<string, string> = {}): Promise<TestRouter> {
+  async function start(
+    policies: unknown[],
+    files: Record<string, string> = {},
+    extra: Record<string, unknown> = {},
+  ): Promise<TestRouter> {
     backend = await startHttpBackend('a');
     const dir = await tempDir({ 'servers.yaml': `- { host: "*", backends: [${backend.address}] }\n`, ...files });
     router = await startTestRouter(
-      { routing: 'per-request', addressBook: { name: 'file', path: 'servers.yaml' }, policies },
+      { routing: 'per-request', addressBook: { name: 'file', path: 'servers.yaml' }, policies, ...extra },
       { dir },
     );
     return router;
@@ -132,6 +141,26 @@ describe('docs/policies.md worked examples through the real router', () => {
     expect(replies[0]?.head).toMatch(/\r\nLocation: https:\/\/a\.example\.com\/p\?q=1\r\n/);
     expect(replies[1]?.head).toMatch(/\r\nLocation: https:\/\/new\.example\.com\/p\?q=1\r\n/);
     expect(backend?.hits).toBe(0);
+  });
+
+  it('redirect behind a balancer: X-Forwarded-Proto is believed from the trusted L7 hop only', async () => {
+    const config = exampleConfig('redirect-behind-balancer');
+    // The page's balancer 10.0.0.5 is 127.0.0.5 here, a loopback address the test can bind.
+    const listeners = (config.listeners ?? []).map((l) => ({
+      ...l,
+      address: '0.0.0.0:0',
+      trustedSources: ['127.0.0.5/32'],
+    }));
+    const r = await start(config.policies, {}, { listeners });
+    const fwd = (proto: string) => `X-Forwarded-For: 198.51.100.7\r\nX-Forwarded-Proto: ${proto}\r\n`;
+    const viaBalancer = await send(r.port(), get('/p', 'a.example.com', fwd('https')), 1, '127.0.0.5');
+    expect(viaBalancer.map((x) => x.status)).toEqual([200]);
+    const plainAtBalancer = await send(r.port(), get('/p', 'a.example.com', fwd('http')), 1, '127.0.0.5');
+    expect(plainAtBalancer.map((x) => x.status)).toEqual([308]);
+    expect(plainAtBalancer[0]?.head).toMatch(/\r\nLocation: https:\/\/a\.example\.com\/p\r\n/);
+    const direct = await send(r.port(), get('/p', 'a.example.com', fwd('https')), 1, '127.0.0.1');
+    expect(direct.map((x) => x.status)).toEqual([308]);
+    expect(backend?.hits).toBe(1);
   });
 
   it('rate-limit: 50 /api requests at once pass 10 (at most 11), the rest get 429 with Retry-After', async () => {
