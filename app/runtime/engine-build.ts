@@ -42,7 +42,7 @@ export async function buildEngine(
     policyCounters.counting ?? localCounting,
     context.logger,
   );
-  await policies.start();
+  await policies.start(context.logger);
   const book = loaded.addressBook.factory.create(loaded.addressBook.options, context);
   const operator = loaded.operator.factory.create(loaded.operator.options, context);
   try {

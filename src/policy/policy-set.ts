@@ -17,6 +17,7 @@
  *    not in the set, so the next set takes them over by rule identity.
  */
 
+import type { Logger } from 'pino';
 import type { Condition } from '../condition/index.ts';
 import type {
   ConnectionContext,
@@ -70,13 +71,15 @@ export class PolicySet {
   readonly rules: readonly CompiledRule[];
   readonly counters: CounterStore;
   readonly #at: RulesByPoint;
-  readonly #observers: readonly PolicyInstance[];
+  readonly #observers: readonly CompiledRule[];
+  /** Where a throwing `finish` is reported (given to `start`). */
+  #logger: Logger | undefined;
 
   constructor(rules: readonly CompiledRule[], at: RulesByPoint, counters: CounterStore) {
     this.rules = rules;
     this.#at = at;
     this.counters = counters;
-    this.#observers = rules.map((r) => r.instance).filter((i) => typeof i.finish === 'function');
+    this.#observers = rules.filter((r) => typeof r.instance.finish === 'function');
   }
 
   /** True when some rule runs at `point` (a panel may skip building its context otherwise). */
@@ -126,13 +129,29 @@ export class PolicySet {
     return this.#observers.length > 0;
   }
 
-  /** A request, stream or connection ended: tell the policies that observe it. */
+  /**
+   * A request, stream or connection ended: tell the policies that observe it. A `finish` that
+   * throws is logged and the others are still told: an end path (giving slots and the engine
+   * back) never stops on a policy's bug.
+   */
   finish(ctx: FinishContext): void {
     const observers = this.#observers;
-    for (let i = 0; i < observers.length; i++) observers[i]?.finish?.(ctx);
+    for (let i = 0; i < observers.length; i++) {
+      const rule = observers[i] as CompiledRule;
+      try {
+        rule.instance.finish?.(ctx);
+      } catch (err) {
+        this.#logger?.error(
+          { err, policy: rule.name, use: rule.policy },
+          'policy finish failed (its error is ignored)',
+        );
+      }
+    }
   }
 
-  async start(): Promise<void> {
+  /** Runs each policy's I/O (`logger`: where a throwing `finish` is reported from then on). */
+  async start(logger?: Logger): Promise<void> {
+    this.#logger = logger;
     const started: PolicyInstance[] = [];
     try {
       for (const rule of this.rules) {

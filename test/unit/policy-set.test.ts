@@ -5,7 +5,14 @@
  * rules whose definition did not change.
  */
 import { describe, expect, it } from 'vitest';
-import { PASS, PolicyPointError, PolicyRuleError, type PolicySet, policiesSchema } from '../../src/policy/index.ts';
+import {
+  compilePolicies,
+  PASS,
+  PolicyPointError,
+  PolicyRuleError,
+  type PolicySet,
+  policiesSchema,
+} from '../../src/policy/index.ts';
 import { atConnection, atRequest, atRouted, compileRules, fakeClock } from '../harness/policy.ts';
 import { fakeRequest } from './condition-fixtures.ts';
 
@@ -303,5 +310,34 @@ describe('policy set: counters across a recompile', () => {
     expect(second.request(atRequest()).rule).toBe('r');
     held.release();
     expect(second.request(atRequest()).rule).toBeUndefined();
+  });
+
+  it('a finish that throws is logged and the other observers are still told', async () => {
+    const seen: string[] = [];
+    const observer = (name: string, fail: boolean) => ({
+      name,
+      points: ['request'] as const,
+      create: () => ({
+        request: () => undefined,
+        finish: (ctx: { ended: string }) => {
+          seen.push(`${name} ${ctx.ended}`);
+          if (fail) throw new TypeError('observer bug');
+        },
+      }),
+    });
+    const factories: Record<string, unknown> = { bad: observer('bad', true), good: observer('good', false) };
+    const set = compilePolicies(
+      policiesSchema.parse([
+        { name: 'b', use: 'bad', point: 'request' },
+        { name: 'g', use: 'good', point: 'request' },
+      ]),
+      { resolve: (use) => factories[use] as never, configDir: process.cwd() },
+    );
+    const logged: unknown[] = [];
+    await set.start({ error: (o: unknown) => logged.push(o) } as never);
+    expect(set.observes).toBe(true);
+    set.finish({ ...atRequest(), ended: 'request' });
+    expect(seen).toEqual(['bad request', 'good request']);
+    expect(logged).toMatchObject([{ policy: 'b', use: 'bad' }]);
   });
 });
