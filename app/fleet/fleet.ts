@@ -128,7 +128,9 @@ export class EtcdFleet implements Fleet {
       this.#reachable(false);
     }
     this.#membership.start();
-    await this.#membersWatch.ready.catch(() => undefined);
+    // etcd answered: wait for the first member list. It did not: start at once (the admin
+    // listener and /readyz come after this part) and let the watch load it when etcd is back.
+    if (!this.#degraded) await this.#membersWatch.ready.catch(() => undefined);
   }
 
   get degraded(): boolean {

@@ -58,7 +58,8 @@ export class Membership {
   readonly #startedAt = new Date().toISOString();
   #lease: Lease | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #ticking: Promise<void> | undefined;
+  /** Ticks run one at a time (the loop's and a reload's rewrite). */
+  #ticking: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(options: MembershipOptions) {
@@ -124,9 +125,8 @@ export class Membership {
   }
 
   /** Rewrites the key now (step 3); failures only mark the fleet degraded. */
-  async rewrite(): Promise<void> {
-    await this.#ticking;
-    await this.#tick();
+  rewrite(): Promise<void> {
+    return this.#run();
   }
 
   /** Stops the loop and revokes the lease (step 4). */
@@ -141,12 +141,13 @@ export class Membership {
 
   #schedule(): void {
     if (this.#closed) return;
-    this.#timer = setTimeout(() => {
-      this.#ticking = this.#tick().finally(() => {
-        this.#ticking = undefined;
-        this.#schedule();
-      });
-    }, this.#o.leaseTtl / 3);
+    this.#timer = setTimeout(() => void this.#run().finally(() => this.#schedule()), this.#o.leaseTtl / 3);
+  }
+
+  #run(): Promise<void> {
+    const next = this.#ticking.then(() => this.#tick());
+    this.#ticking = next;
+    return next;
   }
 
   async #tick(): Promise<void> {

@@ -207,6 +207,22 @@ describe.skipIf(etcdBinary() === undefined)('fleet: membership in etcd', () => {
     expect(lines.some((l) => l.includes('fleet: etcd reachable again'))).toBe(true);
   });
 
+  it('etcd down at start: the router starts and serves, degraded, and becomes a member when etcd answers', async () => {
+    const p = ++prefix;
+    await etcd.stop();
+    let a: TestRouter;
+    try {
+      a = await start('late', p);
+      expect(a.router.fleet?.degraded).toBe(true);
+      expect((await fleetOf(a)).members).toEqual([]);
+      expect((await httpGet(a.port(), '/')).status).toBe(200);
+    } finally {
+      await etcd.restart();
+    }
+    await eventually(async () => (await ids(a)).includes('late'), 20_000, 'late to register');
+    expect((await fleetOf(a)).degraded).toBe(false);
+  });
+
   it('GET /fleet without fleet: answers 404 { fleet: false }', async () => {
     const r = await startTestRouter({ admin: { address: '127.0.0.1:0', open: OPEN } });
     open.push(r);
