@@ -61,6 +61,13 @@ export const fleetSchema = z
     leaseTtl: duration.default(10_000),
     etcd: etcdSchema,
     redis: redisSchema.optional(),
+    /**
+     * The key that encrypts ACME private keys in etcd (AES-256-GCM, app/acme/fleet-crypto.ts):
+     * 32 bytes, base64; the same on every router. Required with `acme:` sections.
+     */
+    encryptionKey: z.string().min(1).meta({ writeOnly: true }).optional(),
+    /** Or a file holding that key (base64), relative to the config file. */
+    encryptionKeyFile: notSecret(z.string().min(1).optional()),
   })
   .superRefine((f, ctx) => {
     if (f.leaseTtl < 2000 || f.leaseTtl % 1000 !== 0)
@@ -71,6 +78,12 @@ export const fleetSchema = z
       });
     if (f.redis !== undefined && (f.redis.timeout < 1 || f.redis.timeout > 5000))
       ctx.addIssue({ code: 'custom', path: ['redis', 'timeout'], message: 'expected between 1ms and 5s' });
+    if (f.encryptionKey !== undefined && f.encryptionKeyFile !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['encryptionKeyFile'],
+        message: 'set encryptionKey or encryptionKeyFile, not both',
+      });
     if (f.etcd.dialTimeout < 100)
       ctx.addIssue({ code: 'custom', path: ['etcd', 'dialTimeout'], message: 'expected at least 100ms' });
   });
