@@ -141,7 +141,7 @@ async function startParts(
   await backends.attach(fleet);
   if (fleet !== undefined && metrics !== undefined) registerFleetMetrics(metrics.registry, fleet);
   // ACME (app/acme/): one manager on the main thread; it follows reloads and routing-table changes.
-  const acme = startAcme(runtime, panel);
+  const acme = startAcme(runtime, panel, fleet);
   parts.add('acme', () => acme.close());
   const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   parts.add('reloader', () => reloader.close());
