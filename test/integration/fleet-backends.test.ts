@@ -3,18 +3,23 @@
  * `fleet:` on port 0 (plus one without it), over real HTTP:
  *
  * - a fleet drain through r1's admin: within 1 s no new request reaches the backend through
- *   either router, and a request it was holding finishes; `/backends` on both shows the
- *   override with its scope, who set it and when;
+ *   either router (nor through r3, the worker panel with two threads), and a request it was
+ *   holding finishes; `/backends` on both shows the override with its scope, who set it and when;
  * - r2 restarted afterwards still has it drained (read before it serves); an enable through r2
  *   undoes it on both; a weight through r1 applies on both;
  * - local scope acts on its router only, and the precedence (the fleet wins, setting by
  *   setting: a local enable does not undo a fleet drain; a fleet enable leaves a local drain);
  * - `scope=fleet` without `fleet:` → 409, a scope the query and body disagree on → 400;
  * - etcd stopped: both keep serving with the last state, a fleet POST answers 503 naming etcd,
- *   a local one still works; etcd back: fleet calls apply on both again.
+ *   a local one still works; etcd back: fleet calls apply on both again;
+ * - a record for a backend no router lists yet (written straight to etcd) applies the moment a
+ *   config change lists it: the backend never gets a request.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { etcdBinary, startEtcd, type TestEtcd } from '../harness/etcd.ts';
@@ -59,6 +64,7 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
   let b: TestBackend;
   let r1: TestRouter;
   let r2: TestRouter;
+  let r3: TestRouter;
   let plain: TestRouter;
   let dir: string;
   /** Requests /hold that backend a has not answered yet. */
@@ -102,12 +108,13 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
     dir = await tempDir({ 'servers.yaml': `- { host: "*.example.test", backends: [${a.address}, ${b.address}] }\n` });
     r1 = await startTestRouter(config('r1'), { dir });
     r2 = await startTestRouter(config('r2'), { dir });
+    r3 = await startTestRouter({ ...config('r3'), panel: { name: 'worker', threads: 2, engine: 'net' } }, { dir });
     const { fleet: _, ...withoutFleet } = config('plain');
     plain = await startTestRouter(withoutFleet, { dir });
   }, 60_000);
 
   afterAll(async () => {
-    for (const r of [r1, r2, plain]) await r?.close();
+    for (const r of [r1, r2, r3, plain]) await r?.close();
     await a?.close();
     await b?.close();
     await etcd?.close();
@@ -137,6 +144,8 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
     const hitsBefore = a.hits;
     expect(await spread(r1, 4)).toEqual({ b: 4 });
     expect(await spread(r2, 4)).toEqual({ b: 4 });
+    await eventually(async () => (await view(r3, a.address)).mode === 'draining', 1000, 'r3 to apply the drain');
+    expect(await spread(r3, 8)).toEqual({ b: 8 });
     expect(a.hits).toBe(hitsBefore);
     const onR2 = await view(r2, a.address);
     expect(onR2).toMatchObject({ modeScope: 'fleet', weightScope: null, overrides: { local: null } });
@@ -161,6 +170,7 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
     await eventually(async () => (await view(r1, a.address)).mode === 'up', 1000, 'r1 to apply the enable');
     expect(await view(r1, a.address)).toMatchObject({ overrides: { fleet: null, local: null } });
     for (const r of [r1, r2]) expect((await spread(r, 4)).a).toBeGreaterThan(0);
+    await eventually(async () => (await view(r3, a.address)).mode === 'up', 1000, 'r3 to apply the enable');
   });
 
   it('a weight change through r1 applies on both; null clears it everywhere', async () => {
@@ -257,6 +267,51 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
     }
   });
 
+  it('a record for a backend no router lists yet applies when a config change lists it', async () => {
+    const c = await startHttpBackend('c');
+    const client = new Etcd3({ hosts: etcd.endpoint });
+    try {
+      const record = { state: 'drain', setBy: 'ops', setAt: new Date().toISOString() };
+      await client.put(`${prefix}backends/${c.address}`).value(JSON.stringify(record));
+      // A later record on a listed backend: once a router shows it, it has seen c's (etcd's order).
+      const marker = { state: 'enable', weight: 1, setBy: 'ops', setAt: new Date().toISOString() };
+      await client.put(`${prefix}backends/${b.address}`).value(JSON.stringify(marker));
+      for (const r of [r1, r2, r3]) {
+        await eventually(async () => (await view(r, b.address)).weightScope === 'fleet', 10_000, 'the marker');
+      }
+      await writeFile(
+        join(dir, 'servers.yaml'),
+        `- { host: "*.example.test", backends: [${a.address}, ${b.address}, ${c.address}] }\n`,
+      );
+      for (const r of [r1, r2, r3]) {
+        await eventually(async () => (await view(r, c.address)) !== undefined, 10_000, 'the config to list c');
+        expect(await view(r, c.address)).toMatchObject({
+          mode: 'draining',
+          modeScope: 'fleet',
+          overrides: { fleet: { state: 'drain', setBy: 'ops' } },
+        });
+        expect((await spread(r, 6)).c).toBeUndefined();
+      }
+      expect(c.hits).toBe(0);
+      // Cleared straight in etcd too: every router takes c in.
+      await client.delete().key(`${prefix}backends/${c.address}`);
+      await client.delete().key(`${prefix}backends/${b.address}`);
+      for (const r of [r1, r2]) {
+        await eventually(async () => (await view(r, c.address)).mode === 'up', 1000, 'the clear to apply');
+      }
+      expect((await spread(r1, 6)).c).toBeGreaterThan(0);
+    } finally {
+      client.close();
+      await writeFile(
+        join(dir, 'servers.yaml'),
+        `- { host: "*.example.test", backends: [${a.address}, ${b.address}] }\n`,
+      );
+      for (const r of [r1, r2, r3]) {
+        await eventually(async () => (await view(r, c.address)) === undefined, 10_000, 'the config to drop c');
+      }
+      await c.close();
+    }
+  }, 60_000);
   it('etcd stopped: both serve with the last state, a fleet POST is 503 naming etcd; etcd back: it applies again', async () => {
     const id = enc(a.address);
     await post(r1, `/backends/${id}/drain?scope=fleet`);
