@@ -36,7 +36,10 @@ export class PrefixWatch implements FleetWatch {
     this.#reachable = reachable;
     this.ready = this.#resync();
     // A first read that failed is retried in the background; `ready` still rejects for the caller.
-    this.ready.catch(() => this.#retry(exponentialBackoff(200, 2000)));
+    this.ready.catch(() => {
+      this.#reachable(false);
+      this.#retry(exponentialBackoff(200, 2000));
+    });
   }
 
   entries(): ReadonlyMap<string, string> {
