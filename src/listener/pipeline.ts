@@ -18,22 +18,15 @@ import type { AccessRecord } from '../base/log.ts';
 import { MemberList } from '../base/member-list.ts';
 import type { ListenerConfig } from '../config/schema.ts';
 import { logConnection, millisSince } from '../data-path/access-record.ts';
-import { LINGER_MS } from '../data-path/answer.ts';
 import type { PanelRuntime } from '../panel/contract.ts';
-import { finishContext } from '../policy/finish-context.ts';
-import { joinHolds, type PolicyOutcome } from '../policy/outcome.ts';
-import type { PolicySet } from '../policy/policy-set.ts';
-import type { IssuedCertificates } from '../tls/issued.ts';
-import type { ListenerTls } from '../tls/listener-tls.ts';
-import { challengeTerminator, isAcmeValidation, peekHello } from './acme-alpn.ts';
 import { bindListener, boundAddress } from './bind.ts';
 import { clientAddress, clientText, readPeer } from './client-address.ts';
 import { clientKey } from './client-key.ts';
 import { Connection, type PipelineSteps } from './connection.ts';
-import { connectionPoint, handshakePoint } from './connection-point.ts';
+import { connectionFinished, connectionStep, handshakeStep } from './policy-steps.ts';
 import { readProxyHeader } from './proxy-in.ts';
 import { sameSocket, trustCheck } from './same-socket.ts';
-import { Terminator } from './terminator.ts';
+import { TlsStep } from './tls-step.ts';
 
 /** What a panel gives the pipeline. */
 export interface PipelineOptions {
@@ -96,14 +89,15 @@ export class ListenerPipeline implements PipelineSteps {
   readonly #bound = new Map<string, Bound>();
   /** The raw sockets of the open connections (a list, not a Set: src/base/member-list.ts says why). */
   readonly #open = new MemberList<Socket>();
-  readonly #terminators = new WeakMap<ListenerTls, Terminator>();
-  readonly #challengers = new WeakMap<ListenerTls, Terminator>();
+  /** Step 4: TLS termination (and TLS-ALPN-01 challenges). */
+  readonly #tls: TlsStep;
   #idle: (() => void) | undefined;
   #closing = false;
 
   constructor(runtime: PanelRuntime, options: PipelineOptions) {
     this.#runtime = runtime;
     this.#options = options;
+    this.#tls = new TlsStep(options.alpn, this);
   }
 
   /** Addresses actually bound, by listener name (port 0 resolved). */
@@ -273,7 +267,7 @@ export class ListenerPipeline implements PipelineSteps {
     if (c.proxy !== undefined && c.engine.limits.maxConnectionsPerClient > 0 && !this.#admitProxied(c)) return;
     // No rule at the point: one length check, nothing made.
     const policies = c.engine.policies;
-    if (policies.has('connection') && !this.#connectionPolicies(c, policies)) return;
+    if (policies.has('connection') && !connectionStep(c, policies, this, this.#runtime.logger)) return;
     if (c.listener.tls !== 'terminate') {
       this.#options.handle(c);
       return;
@@ -284,9 +278,7 @@ export class ListenerPipeline implements PipelineSteps {
       this.refused(c, 'bad_request', 'tls handshake: no certificates for this listener', 'tls');
       return;
     }
-    // TLS-ALPN-01 validations are told apart by their ClientHello, only while one is pending.
-    if (tls.issued?.hasChallenges(c.listener.name)) this.#acmeOrTerminate(c, tls, tls.issued);
-    else this.#terminate(c, tls);
+    this.#tls.run(c, tls);
   }
 
   /**
@@ -310,90 +302,12 @@ export class ListenerPipeline implements PipelineSteps {
     return true;
   }
 
-  /**
-   * Step 3c: the engine's `connection` rules (issue 42). A pass may hold a slot (in-flight of
-   * connections), given back by `ended`; a close (or an answer, which compile refuses at this
-   * point) closes the socket at once, nothing answered, the line and a debug log naming the rule.
-   */
-  #connectionPolicies(c: Connection, policies: PolicySet): boolean {
-    const outcome = policies.connection(connectionPoint(c));
-    if (outcome.verdict.action === 'pass') {
-      c.policyHold = outcome;
-      return true;
-    }
-    this.#policyClosed(c, outcome, undefined);
-    return false;
-  }
-
-  /** A rule closed the connection at `connection` or `handshake`: a debug line, the access line naming it. */
-  #policyClosed(c: Connection, outcome: PolicyOutcome, protocol: string | undefined): void {
-    const source = c.proxy?.command === 'proxy' ? c.proxy.source : undefined;
-    const client = source === undefined ? clientText(c.ip, c.port) : clientText(source.ip, source.port);
-    const rule = outcome.rule ?? '';
-    this.#runtime.logger.debug(
-      { listener: c.listener.name, client, policy: rule, use: outcome.policy },
-      'connection closed by policy',
-    );
-    this.refused(c, 'policy_closed', `policy ${rule} (${outcome.policy ?? ''})`, protocol, client, {
-      policy: rule,
-      action: 'close',
-    });
-  }
-
-  #terminate(c: Connection, tls: ListenerTls): void {
-    let t = this.#terminators.get(tls);
-    if (t === undefined) {
-      t = new Terminator(tls, this.#options.alpn, c.engine.limits.peekTimeout);
-      this.#terminators.set(tls, t);
-    }
-    t.wrap(c.raw, c);
-  }
-
-  /** A ClientHello offering `acme-tls/1` for a pending name gets the challenge; never routed. */
-  #acmeOrTerminate(c: Connection, tls: ListenerTls, issued: IssuedCertificates): void {
-    peekHello(c.raw, c.remaining(), (hello, reason) => {
-      if (c.raw.destroyed || c.raw.closed) this.refused(c, 'client_closed', reason, 'tls');
-      else if (hello === undefined && reason.includes('not complete within'))
-        this.refused(c, 'peek_timeout', reason, 'tls');
-      else if (hello === undefined || !isAcmeValidation(hello, issued, c.listener.name)) this.#terminate(c, tls);
-      else {
-        let t = this.#challengers.get(tls);
-        if (t === undefined) {
-          t = challengeTerminator(issued, c.listener.name, c.engine.limits.peekTimeout);
-          this.#challengers.set(tls, t);
-        }
-        t.wrap(c.raw, {
-          secured: (s) => {
-            s.once('close', () => this.refused(c, 'acme_challenge', `tls-alpn-01 validation of ${hello.sni}`, 'tls'));
-            s.end();
-            setTimeout(() => s.destroy(), LINGER_MS).unref();
-          },
-          handshakeFailed: (why) => this.refused(c, 'bad_request', `tls handshake: ${why}`, 'tls'),
-        });
-      }
-    });
-  }
-
   /** Step 4b, the `handshake` policies of a terminating listener, then step 5: the panel's protocol handling, on the decrypted stream. */
   afterTls(c: Connection): void {
     (c.socket as Tagged)[kConnection] = c;
     const policies = c.engine.policies;
-    if (policies.has('handshake') && !this.#handshakePolicies(c, policies)) return;
+    if (policies.has('handshake') && !handshakeStep(c, policies, this, this.#runtime.logger)) return;
     this.#options.handle(c);
-  }
-
-  /**
-   * Step 4b: the engine's `handshake` rules on a terminated connection (issue 42). As at
-   * `connection`: a pass may hold a slot (joined to the connection's), a close closes at once.
-   */
-  #handshakePolicies(c: Connection, policies: PolicySet): boolean {
-    const outcome = policies.handshake(handshakePoint(c));
-    if (outcome.verdict.action === 'pass') {
-      c.policyHold = joinHolds(c.policyHold, outcome);
-      return true;
-    }
-    this.#policyClosed(c, outcome, 'tls');
-    return false;
   }
 
   /**
@@ -440,11 +354,7 @@ export class ListenerPipeline implements PipelineSteps {
     b.open--;
     this.#runtime.admission.release(c.slot, c.key, c.handle);
     // After the slots are back, before the engine may close (its last connection retires it).
-    const policies = c.engine.policies;
-    if (policies.observes) {
-      const point = c.socket === c.raw ? connectionPoint(c) : handshakePoint(c);
-      policies.finish(finishContext('connection', point.connection));
-    }
+    connectionFinished(c);
     this.#runtime.release(c.engine);
     if (this.#open.size === 0) this.#idle?.();
   }
