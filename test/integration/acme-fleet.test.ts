@@ -79,14 +79,16 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
 
   const ports = async (): Promise<Ports> => ({ web: await closedPort(), tls: await closedPort() });
 
-  const config = (
-    id: string,
-    p: Ports,
-    prefix: string,
-    name: string,
-    challenge: 'http-01' | 'tls-alpn-01',
-    leaseTtl = '2s',
-  ) => ({
+  /** How one router differs: its challenge type, lease (and lock) TTL, panel, and a log to keep. */
+  interface Options {
+    readonly challenge?: 'http-01' | 'tls-alpn-01';
+    readonly leaseTtl?: string;
+    readonly panel?: Record<string, unknown>;
+    readonly lines?: string[];
+  }
+
+  const config = (id: string, p: Ports, prefix: string, name: string, o: Options = {}) => ({
+    panel: o.panel ?? { name: 'net' },
     listeners: [
       { name: 'web', address: `127.0.0.1:${p.web}` },
       {
@@ -96,7 +98,7 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
         acme: {
           directory: pebble.directory,
           names: [name],
-          challenge,
+          challenge: o.challenge ?? 'http-01',
           storage: 'acme',
           renewBefore: '1m',
           ca: pebble.caFile,
@@ -110,23 +112,16 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     },
     fleet: {
       id,
-      leaseTtl,
+      leaseTtl: o.leaseTtl ?? '2s',
       etcd: { endpoints: [etcd.endpoint], prefix, dialTimeout: '500ms' },
       encryptionKey: KEY,
     },
   });
 
-  async function start(
-    id: string,
-    p: Ports,
-    prefix: string,
-    name: string,
-    challenge: 'http-01' | 'tls-alpn-01' = 'http-01',
-    lines?: string[],
-    leaseTtl = '2s',
-  ): Promise<TestRouter> {
+  async function start(id: string, p: Ports, prefix: string, name: string, o: Options = {}): Promise<TestRouter> {
+    const { lines } = o;
     const logger = lines === undefined ? undefined : createLogger('info', { write: (l: string) => void lines.push(l) });
-    const r = await startTestRouter(config(id, p, prefix, name, challenge, leaseTtl), {
+    const r = await startTestRouter(config(id, p, prefix, name, o), {
       dir: await tempDir(),
       ...(logger !== undefined ? { runtime: { logger } } : {}),
     });
@@ -145,12 +140,16 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     const ordersBefore = pebble.orders();
     httpRelay.steer(undefined);
     // A lease (and lock retry) of 10 s: within the 2 s below, only the watch can bring the certificate.
-    const r1 = await start('r1', p1!, prefix, name, 'http-01', undefined, '10s');
+    const r1 = await start('r1', p1!, prefix, name, { leaseTtl: '10s' });
     // r1 holds the lock and has asked the CA to validate: the validation waits in the relay.
     await eventually(() => httpRelay.held() >= 1, 60_000, 'pebble validating through the relay');
     expect(await etcdGet(`${prefix}locks/acme/order/${name}`)).toBe('r1');
-    const r2 = await start('r2', p2!, prefix, name, 'http-01', undefined, '10s');
-    const r3 = await start('r3', p3!, prefix, name, 'http-01', undefined, '10s');
+    // r2 answers the validation from worker threads: the fleet's challenges reach every thread.
+    const r2 = await start('r2', p2!, prefix, name, {
+      leaseTtl: '10s',
+      panel: { name: 'worker', threads: 2, engine: 'net' },
+    });
+    const r3 = await start('r3', p3!, prefix, name, { leaseTtl: '10s' });
     // Both asked for the lock and found it taken.
     for (const r of [r2, r3])
       await eventually(() => /another router holds/.test(stateOf(r, name)?.lastError ?? ''), 20_000, 'lock busy');
@@ -189,7 +188,9 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     const ps = [await ports(), await ports(), await ports()];
     alpnRelay.steer(undefined);
     const ordersBefore = pebble.orders();
-    const routers = await Promise.all(ps.map((p, i) => start(`r${i + 1}`, p, prefix, name, 'tls-alpn-01')));
+    const routers = await Promise.all(
+      ps.map((p, i) => start(`r${i + 1}`, p, prefix, name, { challenge: 'tls-alpn-01' })),
+    );
     // One of them validates (held in the relay) while the two others found the lock taken.
     await eventually(() => alpnRelay.held() >= 1, 60_000, 'pebble validating through the relay');
     const busy = () => routers.filter((r) => /another router holds/.test(stateOf(r, name)?.lastError ?? '')).length;
@@ -206,7 +207,9 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     // A restart of all three: the certificate comes from etcd, nothing is ordered.
     const lines: string[] = [];
     const again = await Promise.all(
-      ps.map((p, i) => start(`r${i + 1}`, p, prefix, name, 'tls-alpn-01', i === 0 ? lines : undefined)),
+      ps.map((p, i) =>
+        start(`r${i + 1}`, p, prefix, name, { challenge: 'tls-alpn-01', ...(i === 0 ? { lines } : {}) }),
+      ),
     );
     await eventually(() => again.every((r) => stateOf(r, name)?.state === 'valid'), 20_000, 'valid again');
     expect(await Promise.all(ps.map((p) => served(p.tls, name, root)))).toEqual(fps);
@@ -236,7 +239,7 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     const ordersBefore = pebble.orders();
     const dir = await tempDir();
     const file = join(dir, 'switchboard.yaml');
-    await writeFile(file, stringify(config('c1', p1!, prefix, name, 'http-01')));
+    await writeFile(file, stringify(config('c1', p1!, prefix, name)));
     const child: CliRouter = spawnCli(file);
     try {
       await eventually(() => httpRelay.held() >= 1, 60_000, 'c1 mid-order (validation held)');
