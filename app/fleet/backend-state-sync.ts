@@ -86,11 +86,15 @@ export class FleetBackendSync implements FleetBackendWriter {
       const watch = await this.#fleet.watchPrefix(BACKENDS_PREFIX, (batch) => this.#onBatch(batch));
       if (this.#closed) await watch.close();
       else this.#watch = watch;
+      if (this.#delay > 200) this.#logger.info({}, 'fleet: backend state watched (etcd answers)');
     } catch (e) {
-      this.#logger.warn(
-        { err: (e as Error).message, retryMs: this.#delay },
-        'fleet: backend state not watched yet (etcd unreachable); the last state stays applied',
-      );
+      // One line when it first fails, not one per retry.
+      if (this.#delay === 200) {
+        this.#logger.warn(
+          { err: (e as Error).message },
+          'fleet: backend state not watched yet (etcd unreachable); the last state stays applied, retrying',
+        );
+      }
       if (!this.#closed) {
         this.#retry = setTimeout(() => void this.#startWatch(), this.#delay);
         this.#delay = Math.min(this.#delay * 2, 2000);

@@ -11,7 +11,8 @@
  *   setting: a local enable does not undo a fleet drain; a fleet enable leaves a local drain);
  * - `scope=fleet` without `fleet:` → 409, a scope the query and body disagree on → 400;
  * - etcd stopped: both keep serving with the last state, a fleet POST answers 503 naming etcd,
- *   a local one still works; etcd back: fleet calls apply on both again;
+ *   a local one still works; a router started meanwhile has no fleet records and reads them
+ *   once etcd is back; fleet calls apply on both again;
  * - a record for a backend no router lists yet (written straight to etcd) applies the moment a
  *   config change lists it: the backend never gets a request.
  */
@@ -328,7 +329,13 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
     // Local scope does not need etcd.
     expect((await post(r2, `/backends/${enc(b.address)}/weight`, '{"weight": 2}')).status).toBe(200);
     await post(r2, `/backends/${enc(b.address)}/weight`, '{"weight": null}');
+    // A router started while etcd is down has no fleet records yet; it applies them once etcd answers.
+    await r2.close();
+    r2 = await startTestRouter(config('r2'), { dir });
+    expect(await view(r2, a.address)).toMatchObject({ mode: 'up', overrides: { fleet: null } });
     await etcd.restart();
+    await eventually(async () => (await view(r2, a.address)).mode === 'draining', 20_000, 'r2 to read the drain');
+    expect((await view(r2, a.address)).overrides.fleet).toMatchObject({ state: 'drain', setBy: 'r1' });
     await eventually(
       async () => (await post(r2, `/backends/${id}/enable?scope=fleet`)).status === 200,
       20_000,
