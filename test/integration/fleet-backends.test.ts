@@ -22,6 +22,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/base/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { etcdBinary, startEtcd, type TestEtcd } from '../harness/etcd.ts';
 import { type HttpAnswer, httpGet } from '../harness/http.ts';
@@ -159,8 +160,15 @@ describe.skipIf(etcdBinary() === undefined)('fleet: backend state across routers
 
   it('a router restarted afterwards still has the backend drained', async () => {
     await r2.close();
-    r2 = await startTestRouter(config('r2'), { dir });
-    // No wait: the fleet's records are read before the router serves.
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+    r2 = await startTestRouter(config('r2'), { dir, runtime: { logger } });
+    // The fleet's records were read before the listeners accepted (the panel's `listening` line).
+    const msgs = lines.map((l) => JSON.parse(l) as { msg: string; backends?: string[] });
+    const read = msgs.findIndex((m) => m.msg === 'fleet: backend overrides applied before serving');
+    expect(read).toBeGreaterThanOrEqual(0);
+    expect(msgs[read]!.backends).toEqual([a.address]);
+    expect(read).toBeLessThan(msgs.findIndex((m) => m.msg === 'listening'));
     expect(await spread(r2, 4)).toEqual({ b: 4 });
     expect(await view(r2, a.address)).toMatchObject({ mode: 'draining', modeScope: 'fleet' });
   });
