@@ -9,6 +9,10 @@
  *    another router: `busy`, and the manager asks again after one lease TTL; the watch (3)
  *    usually brings the certificate first. A holder that dies stops its keepalives, etcd drops
  *    the lock when the lease runs out, and the next router whose queue wants the name orders.
+ *    A failed order leaves `<prefix>acme/failures/<name>` ({failures, retryAt, error, by}): the
+ *    next holder waits until `retryAt` (`backoff`), so the fleet backs off as one router
+ *    would (30 s doubling to 6 h) instead of each router trying once per lease TTL; a success
+ *    deletes it.
  * 3. Certificates by watch: `<prefix>acme/certs/` is watched; each put is decrypted and handed
  *    to the manager, which serves it on the listeners that want the name and schedules its
  *    renewal (whoever takes the lock then renews; the others pick the result up here).
@@ -26,12 +30,27 @@ import { backoff } from './keeper.ts';
 import type { IssuedSink } from './order.ts';
 import type { StoredCertificate } from './store.ts';
 
+/** What an order under the lock came to (the manager's own bookkeeping is done by then). */
+export type PlaceResult =
+  | { readonly kind: 'ok' }
+  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly kind: 'skipped' };
+
 /** What `underLock` did. */
 export type LockOutcome =
   | { readonly kind: 'ordered' }
   | { readonly kind: 'stored'; readonly stored: StoredCertificate }
   | { readonly kind: 'busy' }
-  | { readonly kind: 'degraded' };
+  | { readonly kind: 'degraded' }
+  | { readonly kind: 'backoff'; readonly until: number; readonly error: string };
+
+/** The JSON value of `acme/failures/<name>`. */
+interface FailureRecord {
+  readonly failures: number;
+  readonly retryAt: number;
+  readonly error: string;
+  readonly by: string;
+}
 
 /** What the fleet part of ACME needs. */
 export interface FleetAcmeOptions {
@@ -53,6 +72,8 @@ export interface FleetAcmeHandlers {
   certificate(stored: StoredCertificate): void;
   /** The listeners of this router that want `name` (a TLS-ALPN-01 challenge is answered on each). */
   listenersFor(name: string): string[];
+  /** How long after the fleet's `failures`-th failed order of a name the next may start. */
+  retryAfter(failures: number): number;
 }
 
 const WATCH_RETRY_MIN_MS = 1_000;
@@ -70,6 +91,7 @@ export class FleetAcme {
   readonly #watches: FleetWatch[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
   #challenges: FleetChallenges | undefined;
+  #retryAfter: (failures: number) => number = () => 0;
   #unsubscribe: (() => void) | undefined;
   #closed = false;
 
@@ -92,6 +114,7 @@ export class FleetAcme {
       listenersFor: handlers.listenersFor,
     });
     this.#challenges = challenges;
+    this.#retryAfter = handlers.retryAfter;
     this.#watch(CERTS, (b) => this.#certs(b, handlers), 1);
     this.#watch('acme/challenges/', (b) => challenges.apply(b), 1);
     this.#unsubscribe = this.#fleet.onDegraded((degraded) => {
@@ -122,7 +145,7 @@ export class FleetAcme {
   async underLock(
     name: string,
     fresh: (stored: StoredCertificate) => boolean,
-    order: () => Promise<void>,
+    order: () => Promise<PlaceResult>,
   ): Promise<LockOutcome> {
     if (this.#fleet.degraded) return { kind: 'degraded' };
     const lock = await this.#fleet.tryLock(`acme/order/${name}`, this.lockTtl);
@@ -136,7 +159,11 @@ export class FleetAcme {
     try {
       const stored = await this.storage.load(name);
       if (stored !== undefined && fresh(stored)) return { kind: 'stored', stored };
-      await order();
+      const failed = await this.#failure(name);
+      if (failed !== undefined && failed.retryAt > Date.now())
+        return { kind: 'backoff', until: failed.retryAt, error: `${failed.error} (ordered by ${failed.by})` };
+      const result = await order();
+      await this.#record(name, result, failed?.failures ?? 0);
       return { kind: 'ordered' };
     } finally {
       lost();
@@ -151,6 +178,37 @@ export class FleetAcme {
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     await Promise.all(this.#watches.splice(0).map((w) => w.close().catch(() => undefined)));
+  }
+
+  async #failure(name: string): Promise<FailureRecord | undefined> {
+    const v = await this.#fleet.get(`acme/failures/${name}`);
+    if (v === undefined) return undefined;
+    try {
+      const r = JSON.parse(v) as Partial<FailureRecord>;
+      if (typeof r.failures !== 'number' || typeof r.retryAt !== 'number') return undefined;
+      return { failures: r.failures, retryAt: r.retryAt, error: String(r.error ?? ''), by: String(r.by ?? '') };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Writes (a failure) or clears (a success) the fleet's failure record; a write that fails is logged. */
+  async #record(name: string, result: PlaceResult, before: number): Promise<void> {
+    const key = `acme/failures/${name}`;
+    try {
+      if (result.kind === 'ok' && before > 0) await this.#fleet.delete(key);
+      if (result.kind !== 'failed') return;
+      const failures = before + 1;
+      const record: FailureRecord = {
+        failures,
+        retryAt: Date.now() + this.#retryAfter(failures),
+        error: result.error,
+        by: this.#fleet.id,
+      };
+      await this.#fleet.put(key, JSON.stringify(record));
+    } catch (e) {
+      this.#logger.warn({ name, err: (e as Error).message }, 'acme: the fleet failure record not written');
+    }
   }
 
   #certs(batch: FleetChangeBatch, handlers: FleetAcmeHandlers): void {

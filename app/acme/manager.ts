@@ -34,7 +34,7 @@ import type { Logger } from '../../src/base/log.ts';
 import type { RoutingTableSource } from '../../src/contracts/types.ts';
 import type { Engine } from '../../src/panel/contract.ts';
 import { createClient } from './client.ts';
-import type { FleetAcme } from './fleet-acme.ts';
+import type { FleetAcme, PlaceResult } from './fleet-acme.ts';
 import { backoff, StorageKeeper } from './keeper.ts';
 import { routingTableHosts } from './names.ts';
 import { type IssuedSink, orderCertificate } from './order.ts';
@@ -128,6 +128,7 @@ export class AcmeManager {
     fleet?.start({
       certificate: (stored) => this.#adopt(stored),
       listenersFor: (name) => [...this.#names.values()].filter((s) => s.name === name).map((s) => s.section.listener),
+      retryAfter: (failures) => backoff(RETRY_MIN_MS, RETRY_MAX_MS, failures),
     });
   }
 
@@ -329,8 +330,8 @@ export class AcmeManager {
 
   async #order(s: NameState): Promise<void> {
     if (s.removed || this.#closed) return;
-    if (this.#fleet === undefined) return this.#place(s);
-    await this.#fleetOrder(s, this.#fleet);
+    if (this.#fleet === undefined) await this.#place(s);
+    else await this.#fleetOrder(s, this.#fleet);
   }
 
   /** An order under the fleet's lock for the name (fleet-acme.ts), or what another router stored. */
@@ -351,7 +352,10 @@ export class AcmeManager {
       return;
     }
     if (outcome.kind === 'stored') this.#adopt(outcome.stored);
-    else if (outcome.kind === 'busy' || outcome.kind === 'degraded') {
+    else if (outcome.kind === 'backoff') {
+      s.lastError = `the fleet's last order failed: ${outcome.error}; next attempt at ${new Date(outcome.until).toISOString()}`;
+      if (!s.removed && !this.#closed) this.#at(s, outcome.until);
+    } else if (outcome.kind === 'busy' || outcome.kind === 'degraded') {
       s.lastError =
         outcome.kind === 'busy'
           ? `another router holds the order lock for ${s.name}`
@@ -401,11 +405,11 @@ export class AcmeManager {
   }
 
   /** Probes the storage, orders, stores and serves (the order itself, fleet or not). */
-  async #place(s: NameState): Promise<void> {
+  async #place(s: NameState): Promise<PlaceResult> {
     const { section } = s;
     const log = { listener: section.listener, name: s.name, challenge: section.spec.challenge };
-    if (!(await this.#storageWritable(s))) return;
-    if (s.removed || this.#closed) return;
+    if (!(await this.#storageWritable(s))) return { kind: 'skipped' };
+    if (s.removed || this.#closed) return { kind: 'skipped' };
     s.ordering = true;
     try {
       const client = await this.#client(section);
@@ -421,7 +425,7 @@ export class AcmeManager {
       });
       // Kept (and served) even when storage refuses it now: StorageKeeper saves it later.
       await this.#keeper.store(section.storage, section.listener, s.name, cert, key);
-      if (s.removed) return;
+      if (s.removed) return { kind: 'ok' };
       await this.#publish(s, cert, key);
       s.lastIssued = Date.now();
       s.failures = 0;
@@ -431,6 +435,7 @@ export class AcmeManager {
         channels.acmeIssued.publish({ listener: section.listener, name: s.name, result: 'ok' });
       this.#logger.info({ ...log, notAfter: new Date(s.notAfter!).toISOString() }, 'acme: certificate obtained');
       this.#schedule(s);
+      return { kind: 'ok' };
     } catch (e) {
       s.failures++;
       s.lastError = (e as Error).message;
@@ -445,6 +450,7 @@ export class AcmeManager {
           : 'acme: renewal failed; the current certificate keeps serving',
       );
       if (!s.removed && !this.#closed) this.#at(s, Date.now() + retry);
+      return { kind: 'failed', error: s.lastError };
     } finally {
       s.ordering = false;
     }

@@ -2,10 +2,11 @@
  * ACME across a fleet (issue 43 item 2) with a real etcd, Debian's pebble and real validation:
  * three routers, one name → one order, validated by a router that did not order, served by all
  * three within 2 s of the certificate reaching etcd; three started together → one order
- * (TLS-ALPN-01 answered from etcd); a restart of all three → no order; the lock holder SIGKILLed
- * mid-order → another router orders after the lease ran out; private keys in etcd are never PEM;
- * etcd stopped → every router keeps serving. A relay in front of pebble's validation ports
- * (held-relay.ts) decides which router answers, and when.
+ * (TLS-ALPN-01 answered from etcd); a restart of all three → no order; a failed order backs
+ * the fleet off; the lock holder SIGKILLed mid-order → another router orders after the lease
+ * ran out; private keys in etcd are never PEM; etcd stopped → every router keeps serving. A
+ * relay in front of pebble's validation ports (held-relay.ts) decides which router answers,
+ * and when.
  */
 import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -230,6 +231,35 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     open.length = 0;
     alpnRelay.steer(undefined);
   }, 180_000);
+
+  it('a failed order backs the whole fleet off: the next lock holder waits instead of ordering again', async () => {
+    const prefix = '/t4/fleet/';
+    const name = 'failing.fleet.test';
+    const [p1, p2] = [await ports(), await ports()];
+    // Validation reaches a closed port: the CA's check fails.
+    httpRelay.steer(await closedPort());
+    const ordersBefore = pebble.orders();
+    try {
+      const routers = await Promise.all([start('r1', p1!, prefix, name), start('r2', p2!, prefix, name)]);
+      const waiting = () =>
+        routers.filter((r) => /the fleet's last order failed/.test(stateOf(r, name)?.lastError ?? ''));
+      await eventually(() => waiting().length === 1, 30_000, 'the other router backs off');
+      expect(pebble.orders() - ordersBefore).toBe(1);
+      const record = JSON.parse((await etcdGet(`${prefix}acme/failures/${name}`))!) as {
+        failures: number;
+        retryAt: number;
+      };
+      expect(record.failures).toBe(1);
+      // 30 s after the failure (acme's first retry), not one lease TTL.
+      expect(record.retryAt - Date.now()).toBeGreaterThan(20_000);
+      const other = waiting()[0]!;
+      expect(stateOf(other, name)?.failures).toBe(0);
+      for (const r of routers) await r.close();
+      open.length = 0;
+    } finally {
+      httpRelay.steer(undefined);
+    }
+  }, 120_000);
 
   it('the lock holder SIGKILLed mid-order: another router orders once its lease ran out', async () => {
     const prefix = '/t3/fleet/';
