@@ -261,6 +261,15 @@ describe.skipIf(!pebbleAvailable() || etcdBinary() === undefined)('acme across a
     }
   }, 120_000);
 
+  it('a start with fleet: and acme: but no encryption key is refused, naming fleet.encryptionKey', async () => {
+    const full = config('nokey', await ports(), '/t5/fleet/', 'nokey.fleet.test');
+    const { encryptionKey: _, ...fleet } = full.fleet;
+    await expect(startTestRouter({ ...full, fleet }, { dir: await tempDir() })).rejects.toMatchObject({
+      code: 'SWB_ERR_CONFIG',
+      message: expect.stringMatching(/^fleet\.encryptionKey: required with listeners\[1\]\.acme/),
+    });
+  });
+
   it('the lock holder SIGKILLed mid-order: another router orders once its lease ran out', async () => {
     const prefix = '/t3/fleet/';
     const name = 'killed.fleet.test';
