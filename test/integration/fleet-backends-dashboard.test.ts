@@ -7,7 +7,8 @@
  *   the label "fleet · set by r1";
  * - the page's own controls with the scope select on "fleet" drain a backend for the fleet
  *   (r1 applies it, set by r2), and with "this router" only on r2 (label "local · set by r2");
- * - a fleet weight shows in the weight cell with its label.
+ * - a fleet weight shows in the weight cell with its label;
+ * - a router without `fleet:` shows no scope select (its GET /fleet answers 404).
  *
  * UI state is awaited with DOM waits (the page polls once a second); screenshots go to
  * test/output/ (ignored by git).
@@ -159,5 +160,28 @@ describe.skipIf(!existsSync(CHROMIUM) || etcdBinary() === undefined)('dashboard:
       .locator(`${row(c.address)} [data-field="weight"]`, { hasText: /^4 \(fleet · set by r1\)$/ })
       .waitFor(WAIT);
     await shot('fleet-weight');
+  }, 60_000);
+
+  it('shows no scope select on a router without fleet:', async () => {
+    const dir = await tempDir({ 'servers.yaml': `- { host: "*.example.test", backends: [${a.address}] }\n` });
+    const plain = await startTestRouter(
+      { addressBook: { name: 'file', path: 'servers.yaml' }, admin: { address: '127.0.0.1:0', token: TOKEN } },
+      { dir },
+    );
+    try {
+      const fleetAnswer = page.waitForResponse((r) => new URL(r.url()).pathname === '/fleet', WAIT);
+      await page.goto(`http://127.0.0.1:${port(plain)}/ui`);
+      await page.waitForSelector('#token-form:not([hidden])', WAIT);
+      await page.fill('#token-input', TOKEN);
+      await page.click('#token-form button[type="submit"]');
+      expect((await fleetAnswer).status()).toBe(404);
+      // Two polls after the answer: the rows were updated knowing there is no fleet.
+      for (let i = 0; i < 2; i++) await page.waitForResponse((r) => new URL(r.url()).pathname === '/ui/data', WAIT);
+      await page.waitForSelector(`${row(a.address)}[data-state="up"]`, WAIT);
+      expect(await page.isHidden(`${row(a.address)} select.scope`)).toBe(true);
+      expect(await page.isVisible(`${row(a.address)} button[data-action="drain"]`)).toBe(true);
+    } finally {
+      await plain.close();
+    }
   }, 60_000);
 });

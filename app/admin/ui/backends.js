@@ -1,11 +1,33 @@
 // Backends view: one card per cluster, one table per sub-cluster, a row per backend with its
 // state, weight, connections, rate, failures, latency EWMA and health, and the runtime controls
-// (POST /backends/{id}/drain|disable|enable|weight, on this router or, with the scope select, the
-// whole fleet). An override shows where it was set and by whom ("fleet · set by r2"; its time on
+// (POST /backends/{id}/drain|disable|enable|weight, on this router or, with the scope select shown
+// when the router has `fleet:`, the whole fleet). An override shows where it was set and by whom ("fleet · set by r2"; its time on
 // hover). Rows are updated in place each second so a weight being typed keeps its focus; the
 // tables are rebuilt only when the set of rows changes.
 import { ApiError, call, Unauthorized } from './api.js';
 import { dur, fill, h, num, table } from './dom.js';
+
+/** Whether this router has `fleet:` (GET /fleet answers 200): the scope select shows only then. */
+let fleet;
+let askingFleet = false;
+
+function askFleet() {
+  if (fleet !== undefined || askingFleet) return;
+  askingFleet = true;
+  call('../fleet')
+    .then(
+      () => {
+        fleet = true;
+      },
+      (e) => {
+        // 404 { fleet: false }: no fleet. A refused token is asked again on the next render.
+        if (!(e instanceof Unauthorized)) fleet = false;
+      },
+    )
+    .finally(() => {
+      askingFleet = false;
+    });
+}
 
 const HEADERS = ['backend', 'state', 'weight', 'active', 'conn/s', 'total', 'failures', 'latency EWMA', 'health', ''];
 
@@ -74,6 +96,7 @@ function update(row, b, c, policy) {
   set('override', mode.text);
   row.querySelector('[data-field="override"]').title = mode.title;
   row.dataset.modeScope = b.modeScope ?? '';
+  row.querySelector('select.scope').hidden = fleet !== true;
   const w = c.weight ?? b.weight;
   // A fleet weight says so and by whom; this router's own stays "(set)" (its label: on hover).
   const weight = overrideLabel(b, b.weightScope);
@@ -92,7 +115,7 @@ function update(row, b, c, policy) {
 function controls(id, onDone, errorEl) {
   const scope = h(
     'select',
-    { class: 'scope', 'aria-label': `scope of the controls of ${id}` },
+    { class: 'scope', hidden: fleet !== true, 'aria-label': `scope of the controls of ${id}` },
     h('option', { value: 'local' }, 'this router'),
     h('option', { value: 'fleet' }, 'fleet'),
   );
@@ -148,6 +171,7 @@ function row(b, c, onDone, errorEl) {
 
 /** Renders (or updates) the backends view into `el`; `onDone` refreshes after a control. */
 export function renderBackends(el, data, routes, onDone) {
+  askFleet();
   const grouped = groups(data, routes);
   const shape = JSON.stringify(
     [...grouped].map(([k, subs]) => [k, [...subs].map(([s, l]) => [s, l.map((x) => x.b.id)])]),
