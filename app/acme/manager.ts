@@ -39,65 +39,12 @@ import { backoff, StorageKeeper } from './keeper.ts';
 import { routingTableHosts } from './names.ts';
 import { type IssuedSink, orderCertificate } from './order.ts';
 import { OrderQueue } from './queue.ts';
-import { chooseNames, PRIORITY, type Priority, type SkippedName, skippedLine } from './select.ts';
+import { chooseNames, PRIORITY, type SkippedName, skippedLine } from './select.ts';
+import type { AcmeNameStatus, AcmeSection, NameState, Section } from './state.ts';
 import { AcmeStorage } from './storage.ts';
-import type { AcmeStore, StoredCertificate } from './store.ts';
+import type { StoredCertificate } from './store.ts';
 
-/** A listener's parsed `acme:` section. */
-export interface AcmeSection {
-  readonly directory: string;
-  readonly email?: string | undefined;
-  readonly names?: readonly string[] | undefined;
-  readonly domains?: readonly string[] | undefined;
-  readonly maxNames: number;
-  readonly maxOrdersPerHour: number;
-  readonly challenge: 'tls-alpn-01' | 'http-01';
-  readonly storage: string;
-  readonly renewBefore: number;
-  readonly ca?: string | undefined;
-}
-
-/** One name's state, as `GET /certificates` shows it. */
-export interface AcmeNameStatus {
-  readonly listener: string;
-  readonly name: string;
-  readonly state: 'valid' | 'ordering' | 'failed' | 'waiting';
-  readonly notAfter: string | undefined;
-  readonly renewAt: string | undefined;
-  readonly failures: number;
-  readonly lastError: string | undefined;
-  /** False while the served certificate is held in memory only (its save is retried). */
-  readonly stored: boolean;
-}
-
-interface Section {
-  readonly key: string;
-  readonly listener: string;
-  readonly spec: AcmeSection;
-  readonly storage: AcmeStore;
-  /** The account (directory + storage): one order budget across sections that share it. */
-  readonly account: string;
-  readonly caPath: string | undefined;
-  client: Promise<acme.Client> | undefined;
-  /** The names last skipped, as logged (a line only when it changes). */
-  skipped: string;
-}
-
-interface NameState {
-  readonly section: Section;
-  readonly name: string;
-  readonly priority: Priority;
-  notAfter: number | undefined;
-  lastIssued: number | undefined;
-  renewAt: number | undefined;
-  timer: NodeJS.Timeout | undefined;
-  ordering: boolean;
-  failures: number;
-  lastError: string | undefined;
-  removed: boolean;
-  /** A certificate was handed to the sink for this name (so dropping the name withdraws it). */
-  published: boolean;
-}
+export type { AcmeNameStatus, AcmeSection } from './state.ts';
 
 /** A renewed certificate is not renewed again within this (a `renewBefore` longer than the lifetime). */
 export const MIN_RENEW_INTERVAL_MS = 10 * 60_000;
