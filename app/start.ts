@@ -26,6 +26,8 @@ import { type AdminServer, startAdmin } from './admin/server.ts';
 import { startBackendStates } from './fleet/backend-state-start.ts';
 import type { Fleet } from './fleet/contract.ts';
 import type { EtcdFleet } from './fleet/fleet.ts';
+import { attachFleetLimits, fleetLimitsPart } from './fleet/limits-part.ts';
+import type { FleetLimits } from './fleet/limits-store.ts';
 import { fleetReloadStage } from './fleet/reload-stage.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { registerFleetMetrics } from './metrics/fleet.ts';
@@ -71,12 +73,21 @@ export async function startRouter(
 
 /** Starts a router from an already validated config. */
 export async function startLoaded(loaded: LoadedConfig, options: StartOptions = {}): Promise<Router> {
-  const runtime = await Runtime.create(loaded, options);
+  // The scope: fleet counters (app/fleet/limits-part.ts) before the first compile, with fleet.redis only.
+  const limits = await fleetLimitsPart(loaded, options.logger);
+  const runtime = await Runtime.create(
+    loaded,
+    limits === undefined ? options : { ...options, fleetCounters: () => limits.store() },
+  ).catch(async (e: unknown) => {
+    await limits?.close();
+    throw e;
+  });
   // Each part is recorded as it starts; a failure anywhere closes what started, last first.
   const parts = new StartedParts(runtime.logger);
+  if (limits !== undefined) parts.add('fleet limits', () => limits.close());
   parts.add('runtime', () => runtime.close());
   try {
-    const router = await startParts(loaded, runtime, parts, options);
+    const router = await startParts(loaded, runtime, parts, { ...options, limits });
     parts.add('readiness', () => router.unready());
     let closing: Promise<void> | undefined;
     return {
@@ -110,7 +121,7 @@ async function startParts(
   loaded: LoadedConfig,
   runtime: Runtime,
   parts: StartedParts,
-  options: StartOptions,
+  options: StartOptions & { readonly limits: FleetLimits | undefined },
 ): Promise<StartedRouter> {
   const factory = loaded.panel.factory;
   const panel = factory.create(runtime, loaded.panel.options);
@@ -140,6 +151,7 @@ async function startParts(
   const fleet = await startFleetPart(loaded, runtime, panel, parts);
   await backends.attach(fleet);
   if (fleet !== undefined && metrics !== undefined) registerFleetMetrics(metrics.registry, fleet);
+  attachFleetLimits(options.limits, fleet, runtime.logger, metrics?.registry);
   // ACME (app/acme/): one manager on the main thread; it follows reloads and routing-table changes.
   const acme = startAcme(runtime, panel, fleet);
   parts.add('acme', () => acme.close());

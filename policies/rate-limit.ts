@@ -17,6 +17,8 @@
  * 4. The key table holds at most `maxKeys` keys (default 100,000), least recently used
  *    forgotten first. The counter is kept by rule identity: a reload that leaves the rule as
  *    it was keeps its state, so it hands out no fresh burst.
+ * 5. `scope: fleet` counts across the fleet (lib/scope.ts, docs/fleet.md "Limits"); with
+ *    `failMode: closed` and Redis out of reach it answers 503 (close at `connection`).
  */
 import { z } from 'zod';
 import type { PointContext, PolicyFactory, PolicyInstance, PolicyVerdict } from '../src/contracts/policy.ts';
@@ -24,16 +26,21 @@ import { makeAnswer, withHeaders } from '../src/policy/answer.ts';
 import { checkKeyHeader, keyOf, keyOptions, keyPoint } from './lib/key.ts';
 import { rateSchema } from './lib/rate.ts';
 import { refusalOf } from './lib/refusal.ts';
+import { checkScope, counterScope, scopeOptions, unavailableRefusal } from './lib/scope.ts';
 
 const options = z
   .strictObject({
     ...keyOptions,
+    ...scopeOptions,
     rate: rateSchema,
     /** Events allowed at once; default: the rate's count (100 for 100/s). */
     burst: z.number().int().min(1).optional(),
     maxKeys: z.number().int().min(1).default(100_000),
   })
-  .superRefine(checkKeyHeader);
+  .superRefine((o, ctx) => {
+    checkKeyHeader(o, ctx);
+    checkScope(o, ctx);
+  });
 
 type RateLimitOptions = z.output<typeof options>;
 
@@ -52,17 +59,22 @@ export const rateLimit = {
   refuses: true,
   needs: keyPoint,
   create(o: RateLimitOptions, ctx): PolicyInstance {
-    const counter = ctx.counters.rate({
-      rate: o.rate.count,
-      per: o.rate.per,
-      burst: o.burst ?? Math.max(1, Math.floor(o.rate.count)),
-      maxKeys: o.maxKeys,
-    });
+    const counter = ctx.counters.rate(
+      {
+        rate: o.rate.count,
+        per: o.rate.per,
+        burst: o.burst ?? Math.max(1, Math.floor(o.rate.count)),
+        maxKeys: o.maxKeys,
+      },
+      counterScope(o),
+    );
     const refusal = refusalOf(ctx.action, ctx.point, TOO_MANY);
+    const unavailable = unavailableRefusal(ctx.action, ctx.point);
     const now = ctx.now;
     const decide = (c: PointContext): PolicyVerdict | undefined => {
       const wait = counter.take(keyOf(o, c), now());
       if (wait === 0) return undefined;
+      if (counter.unavailable === true) return unavailable;
       if (refusal.action !== 'answer') return refusal;
       return { action: 'answer', answer: withHeaders(refusal.answer, [['Retry-After', retryAfter(wait)]]) };
     };

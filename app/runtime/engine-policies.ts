@@ -12,7 +12,11 @@
  * 3. A shared store too small for the snapshot (`full`) is replaced on the main thread by one
  *    of twice what it needs, and the rules compiled again on it (each rule starts afresh once);
  *    the threads attach to the state the panel posts with the snapshot.
+ * 4. With `fleet.redis`, `scope: fleet` rules count in the fleet store (`PolicyCounting.fleet`,
+ *    made by app/start.ts); without it they are refused at load, naming the rule, and so they
+ *    are on the worker panel for now (docs/fleet.md "Limits").
  */
+import { SwitchboardError } from '../../src/base/errors.ts';
 import type { Logger } from '../../src/base/log.ts';
 import type { Config } from '../../src/config/schema.ts';
 import type { AnyPolicyFactory } from '../../src/contracts/policy.ts';
@@ -35,6 +39,21 @@ export interface PolicyCounting {
   store(previous: PolicySet | undefined): CounterStore;
   /** Replace a shared store that filled up (the main thread, which compiles first). */
   readonly resize: boolean;
+  /** The `scope: fleet` counters of a compile (app/fleet/limits-store.ts), with `fleet.redis`. */
+  readonly fleet?: (() => CounterStore) | undefined;
+}
+
+/** The fleet store of the config-load check: throwaway counters, or a refusal naming the reason. */
+function checkingFleetCounters(config: Config): CounterStore | undefined {
+  if (config.fleet?.redis === undefined) return undefined;
+  if (config.panel.name !== 'worker') return new LocalCounters();
+  const refuse = (): never => {
+    throw new SwitchboardError(
+      'SWB_ERR_CONFIG',
+      'scope: fleet is not served by the worker panel yet (docs/fleet.md "Limits"); use the net or http2 panel',
+    );
+  };
+  return { rate: refuse, concurrency: refuse, next: refuse, seal: () => {}, entries: () => [] };
 }
 
 /** This thread's own counters. */
@@ -69,7 +88,11 @@ export function attachedCounting(state: () => SharedCountersState | undefined): 
 export function policyErrors(config: Config, factories: ReadonlyMap<string, AnyPolicyFactory>, dir: string): string[] {
   if (config.policies.length === 0) return [];
   try {
-    compilePolicies(config.policies, { resolve: (use) => factories.get(use), configDir: dir });
+    compilePolicies(config.policies, {
+      resolve: (use) => factories.get(use),
+      configDir: dir,
+      fleetCounters: checkingFleetCounters(config),
+    });
   } catch (e) {
     return [(e as Error).message];
   }
@@ -89,6 +112,7 @@ export function compileEnginePolicies(
       configDir: loaded.dir,
       previous,
       counters: store,
+      fleetCounters: counting.fleet?.(),
       ...(store instanceof SharedCounters ? { now: store.now } : {}),
       logger,
     });

@@ -25,14 +25,15 @@ import { DrainSet } from '../../src/data-path/drain.ts';
 import { HealthManager } from '../../src/health/index.ts';
 import { hasDescriptorBudget, isRegistryProvider, sharesPolicyCounters } from '../../src/panel/capabilities.ts';
 import type { Engine, LoadedConfig, PanelRuntime } from '../../src/panel/contract.ts';
+import type { CounterStore } from '../../src/policy/index.ts';
 import { checkNofile, descriptorsPerConnection } from '../../src/process/nofile.ts';
 import { LocalRegistry } from '../../src/registry/local.ts';
 import { IssuedCertificates } from '../../src/tls/issued.ts';
-import { logPolicyWarnings } from './policy-warnings.ts';
 import { BackendSync } from './backend-sync.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { localCounting, type PolicyCounting, sharedCounting } from './engine-policies.ts';
 import { ExhaustionLog } from './exhaustion-log.ts';
+import { logPolicyWarnings } from './policy-warnings.ts';
 import { RouteDebugLog } from './route-debug.ts';
 
 /** The most descriptors one client connection may hold on the loaded config's panel. */
@@ -63,6 +64,8 @@ export interface RuntimeOptions {
    * shared store when the panel's threads count once for the process (the worker panel).
    */
   readonly policyCounting?: PolicyCounting;
+  /** The `scope: fleet` counters of each compile (app/fleet/limits-store.ts), with `fleet.redis`. */
+  readonly fleetCounters?: () => CounterStore;
 }
 
 export type { Engine } from '../../src/panel/contract.ts';
@@ -146,8 +149,10 @@ export class Runtime implements PanelRuntime {
       },
     };
     const issued = new IssuedCertificates(logger);
-    const policyCounting =
+    const counting =
       options.policyCounting ?? (sharesPolicyCounters(panel, loaded.panel.options) ? sharedCounting : localCounting);
+    const policyCounting: PolicyCounting =
+      options.fleetCounters === undefined ? counting : { ...counting, fleet: options.fleetCounters };
     let engine: Engine;
     try {
       engine = await buildEngine(loaded, context, issued, { counting: policyCounting });

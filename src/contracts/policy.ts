@@ -110,6 +110,11 @@ export interface RateCounter {
   take(key: string, now: number): number;
   /** Keys held now (bounded by the counter's `maxKeys`). */
   readonly size: number;
+  /**
+   * True while a fleet counter that fails closed cannot reach the shared count (issue 43): its
+   * refusals mean "unavailable" (503), not "too many". Absent on local counters.
+   */
+  readonly unavailable?: boolean;
 }
 
 /** A counter of things in progress per key: a `Hold` when under `max`, undefined when at it. */
@@ -117,6 +122,18 @@ export interface ConcurrencyCounter {
   acquire(key: string): Hold | undefined;
   /** Keys with at least one slot held. */
   readonly size: number;
+  /** As `RateCounter.unavailable`: a refusal while the shared count is out of reach and the rule fails closed. */
+  readonly unavailable?: boolean;
+}
+
+/**
+ * Where a counting rule counts (issue 43): in this router (`local`, the default) or summed
+ * across the fleet through Redis (`fleet`), and what a fleet rule does while Redis is out of
+ * reach: count locally with its share of the limit (`open`) or refuse (`closed`).
+ */
+export interface CounterScope {
+  readonly scope: 'local' | 'fleet';
+  readonly failMode: 'open' | 'closed';
 }
 
 /** A rate: `rate` events per `per` milliseconds, `burst` at once. */
@@ -132,11 +149,13 @@ export interface RateSpec {
  * Where a rule's counters come from. They are kept by rule identity (name + a hash of its
  * definition), so a reload that leaves a rule unchanged hands back the same counter, never a
  * fresh burst. The local counters count in one thread; the worker panel can back the same
- * interface with shared memory.
+ * interface with shared memory; a `scope: fleet` rule gets counters summed across the fleet
+ * (app/fleet/limits-*.ts), whose decisions are synchronous too (never a wait on Redis).
  */
 export interface PolicyCounters {
-  rate(spec: RateSpec): RateCounter;
-  concurrency(max: number): ConcurrencyCounter;
+  /** `scope` omitted or `local`: this router's (or process's) count; `fleet`: the fleet's (issue 43). */
+  rate(spec: RateSpec, scope?: CounterScope): RateCounter;
+  concurrency(max: number, scope?: CounterScope): ConcurrencyCounter;
 }
 
 /** What `create` gets besides its options. */

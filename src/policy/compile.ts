@@ -11,7 +11,8 @@
  *    or the policy has no such point), else the earliest point of the policy that knows all of
  *    it. An answer (`action: { respond }`) needs a request point.
  * 5. The identity (name + definition hash) picks the rule's counters in the store, which the
- *    previous set's store hands over for an unchanged rule.
+ *    previous set's store hands over for an unchanged rule; a `scope: fleet` rule's come from
+ *    `fleetCounters` (counters.ts step 4).
  * 6. `create` (pure) makes the instance; the set is frozen. The caller runs `start()`.
  */
 import type { Logger } from 'pino';
@@ -27,7 +28,7 @@ import type {
   RuleAction,
 } from '../contracts/policy.ts';
 import { ruleAction } from './action.ts';
-import { type CounterStore, LocalCounters, ruleCounters } from './counters.ts';
+import { type CounterStore, LocalCounters, ruleCounters, ScopedCounters } from './counters.ts';
 import { PolicyPointError, PolicyRuleError } from './errors.ts';
 import { ruleIdentity } from './identity.ts';
 import { conditionNeed, laterPoint, pointOrder } from './points.ts';
@@ -43,6 +44,12 @@ export interface CompileOptions {
   readonly previous?: PolicySet | undefined;
   /** Where counters live; default: the previous set's store's next, or a fresh local one. */
   readonly counters?: CounterStore;
+  /**
+   * Where `scope: fleet` rules count (issue 43: the snapshot's view of app/fleet/limits-store.ts,
+   * which keeps counters by rule identity across reloads); absent (no `fleet.redis`): such a
+   * rule is refused, naming it. The set's `counters` is then a `ScopedCounters` of both.
+   */
+  readonly fleetCounters?: CounterStore | undefined;
   /** The counters' clock in milliseconds; default `performance.now`. */
   readonly now?: () => number;
   /** The config path of the list, for messages; default `policies`. */
@@ -53,7 +60,9 @@ export interface CompileOptions {
 
 /** Compiles the rules; throws a `PolicyRuleError` (code SWB_ERR_CONFIG) naming the first bad rule. */
 export function compilePolicies(rules: PoliciesConfig, options: CompileOptions): PolicySet {
-  const store = options.counters ?? options.previous?.counters.next() ?? new LocalCounters();
+  const base = options.counters ?? options.previous?.counters.next() ?? new LocalCounters();
+  const local = base instanceof ScopedCounters ? base.local : base;
+  const store = options.fleetCounters === undefined ? local : new ScopedCounters(local, options.fleetCounters);
   const now = options.now ?? (() => performance.now());
   const compiled = rules.map((rule, i) =>
     compileRule(rule, `${options.where ?? 'policies'}[${i}]`, store, now, options),

@@ -10,15 +10,19 @@
  * 3. `LocalCounters` counts in one thread. `SharedCounters` (shared-counters.ts) is the same
  *    interface over a SharedArrayBuffer, for the worker panel: every thread counts once for the
  *    process.
+ * 4. A rule with `scope: fleet` (issue 43) counts in the fleet store instead (app/fleet/
+ *    limits-store.ts, handed in as `CompileOptions.fleetCounters`, paired with the local one in
+ *    `ScopedCounters`); without one (no `fleet.redis`) the rule is refused, naming it.
  */
-import type { ConcurrencyCounter, PolicyCounters, RateCounter, RateSpec } from '../contracts/policy.ts';
+import { SwitchboardError } from '../base/errors.ts';
+import type { ConcurrencyCounter, CounterScope, PolicyCounters, RateCounter, RateSpec } from '../contracts/policy.ts';
 import { LocalConcurrency } from './concurrency.ts';
 import { GcraCounter } from './gcra.ts';
 
-/** A source of counters for one snapshot. */
+/** A source of counters for one snapshot (`scope` matters to the fleet store only). */
 export interface CounterStore {
-  rate(key: string, spec: RateSpec): RateCounter;
-  concurrency(key: string, max: number): ConcurrencyCounter;
+  rate(key: string, spec: RateSpec, scope?: CounterScope): RateCounter;
+  concurrency(key: string, max: number, scope?: CounterScope): ConcurrencyCounter;
   /** The store of the next snapshot, carrying over the counters asked for again. */
   next(): CounterStore;
   /** Called when the snapshot is compiled: forget the previous snapshot's counters. */
@@ -69,10 +73,59 @@ export class LocalCounters implements CounterStore {
   }
 }
 
-/** The counters one rule sees: the store's, under the rule's identity. */
+/**
+ * Step 4: a snapshot's counters when the fleet store is there: `scope: fleet` counters from
+ * `fleet`, the rest from `local`; `entries()` lists both (key tables, explain).
+ */
+export class ScopedCounters implements CounterStore {
+  readonly local: CounterStore;
+  readonly fleet: CounterStore;
+
+  constructor(local: CounterStore, fleet: CounterStore) {
+    this.local = local;
+    this.fleet = fleet;
+  }
+
+  rate(key: string, spec: RateSpec, scope?: CounterScope): RateCounter {
+    return scope?.scope === 'fleet' ? this.fleet.rate(key, spec, scope) : this.local.rate(key, spec);
+  }
+
+  concurrency(key: string, max: number, scope?: CounterScope): ConcurrencyCounter {
+    return scope?.scope === 'fleet' ? this.fleet.concurrency(key, max, scope) : this.local.concurrency(key, max);
+  }
+
+  next(): ScopedCounters {
+    return new ScopedCounters(this.local.next(), this.fleet.next());
+  }
+
+  seal(): void {
+    this.local.seal();
+    this.fleet.seal();
+  }
+
+  *entries(): Iterable<readonly [string, RateCounter | ConcurrencyCounter]> {
+    yield* this.local.entries();
+    yield* this.fleet.entries();
+  }
+}
+
+/**
+ * The counters one rule sees: the store's, under the rule's identity; a `scope: fleet` counter
+ * needs the fleet store (step 4), else the rule is refused.
+ */
 export function ruleCounters(store: CounterStore, identity: string): PolicyCounters {
+  const check = (scope: CounterScope | undefined): void => {
+    if (scope?.scope === 'fleet' && !(store instanceof ScopedCounters))
+      throw new SwitchboardError('SWB_ERR_CONFIG', "scope: fleet needs fleet.redis (the fleet's shared counters)");
+  };
   return {
-    rate: (spec) => store.rate(identity, spec),
-    concurrency: (max) => store.concurrency(identity, max),
+    rate: (spec, scope) => {
+      check(scope);
+      return store.rate(identity, spec, scope);
+    },
+    concurrency: (max, scope) => {
+      check(scope);
+      return store.concurrency(identity, max, scope);
+    },
   };
 }

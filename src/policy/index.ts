@@ -9,7 +9,7 @@ export {
 } from '../config/policies.ts';
 export { makeAnswer, withHeaders } from './answer.ts';
 export { type CompileOptions, compilePolicies } from './compile.ts';
-export { type CounterStore, LocalCounters } from './counters.ts';
+export { type CounterStore, LocalCounters, ScopedCounters } from './counters.ts';
 export { PolicyPointError, PolicyRuleError } from './errors.ts';
 export { joinHolds, PASS, type PolicyOutcome } from './outcome.ts';
 export { type CompiledRule, PolicySet } from './policy-set.ts';
