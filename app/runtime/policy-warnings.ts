@@ -15,7 +15,7 @@ import { isMainThread } from 'node:worker_threads';
 import type { Logger } from '../../src/base/log.ts';
 import type { Config } from '../../src/config/schema.ts';
 import type { Engine, LoadedConfig } from '../../src/panel/contract.ts';
-import { type CompiledRule, compilePolicies } from '../../src/policy/index.ts';
+import { type CompiledRule, compilePolicies, LocalCounters } from '../../src/policy/index.ts';
 
 /** Whether the panel's connections go through the net engine (the one `routing:` applies to). */
 function routesPerConnection(config: Config): boolean {
@@ -45,6 +45,8 @@ export function loadedPolicyWarnings(loaded: Pick<LoadedConfig, 'config' | 'poli
     const set = compilePolicies(loaded.config.policies, {
       resolve: (use) => loaded.policies.get(use),
       configDir: loaded.dir,
+      // A `scope: fleet` rule compiles on throwaway counters too (no Redis is asked here).
+      ...(loaded.config.fleet?.redis === undefined ? {} : { fleetCounters: new LocalCounters() }),
     });
     return policyWarnings(loaded.config, set.rules);
   } catch {

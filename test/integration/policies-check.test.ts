@@ -58,6 +58,17 @@ describe('switchboard check: policies', () => {
     ]);
   });
 
+  it('a scope: fleet rule warns too (compiled on throwaway counters: no etcd or Redis is asked)', async () => {
+    const fleetRate = { ...RATE, options: { ...RATE.options, scope: 'fleet' } };
+    const { file, result } = await check({
+      routing: 'per-connection',
+      fleet: { etcd: { endpoints: ['http://127.0.0.1:1'] }, redis: { url: 'redis://127.0.0.1:1' } },
+      policies: [fleetRate],
+    });
+    expect(result.code).toBe(0);
+    expect(result.messages).toEqual([`warning: ${file}: ${WARNING(0, 'api-rate', 'request')}`]);
+  });
+
   it('no warning under per-request routing (the http2 panels refuse per-connection: every stream is routed)', async () => {
     for (const extra of [{ routing: 'per-request' }, { panel: { name: 'http2' } }]) {
       const { result } = await check({ ...extra, policies: [DENY, RATE, MAINT] });
