@@ -3,6 +3,7 @@
  * group (`Scenario.group`); a group runs only when one of its scenarios is selected.
  */
 import { startBackend } from './backend.ts';
+import { FLEET_TARGETS } from './fleet-targets.ts';
 import { H2_GROUP } from './group-h2.ts';
 import { TLS_GROUP } from './group-tls.ts';
 import { policiesTarget } from './policies-target.ts';
@@ -10,14 +11,15 @@ import { TARGETS } from './targets.ts';
 import type { Group } from './types.ts';
 
 /**
- * The HTTP/1.1 group: the plain backend (bench/lib/backend.ts), `TARGETS` and the policy row
- * (lib/policies-target.ts, beside `switchboard-per-request`; its own file uses targets.ts).
+ * The HTTP/1.1 group: the plain backend (bench/lib/backend.ts), `TARGETS`, the policy row
+ * (lib/policies-target.ts, beside `switchboard-per-request`; its own file uses targets.ts) and
+ * the optional fleet rows (lib/fleet-targets.ts: run only when named).
  */
 export const HTTP1_GROUP: Group = {
   name: 'http1',
   available: () => undefined,
   startBackend,
-  targets: [...TARGETS, policiesTarget('switchboard-per-request-policies')],
+  targets: [...TARGETS, policiesTarget('switchboard-per-request-policies'), ...FLEET_TARGETS],
 };
 
 /** Every group, in table order. */
