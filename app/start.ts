@@ -32,10 +32,12 @@ import { fleetReloadStage } from './fleet/reload-stage.ts';
 import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-config.ts';
 import { registerFleetMetrics } from './metrics/fleet.ts';
 import { Metrics } from './metrics/metrics.ts';
+import { registerTracingMetrics } from './metrics/tracing.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
 import { installProcessPolicy } from './runtime/process-policy.ts';
 import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime/runtime.ts';
 import { StartedParts } from './started-parts.ts';
+import { startTracingPart } from './tracing/part.ts';
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
 export interface Router {
@@ -130,6 +132,12 @@ async function startParts(
   const adminConfig = loaded.config.admin;
   const metrics = adminConfig === undefined ? undefined : new Metrics(runtime, panel);
   if (metrics !== undefined) parts.add('metrics', () => metrics.close());
+  // Tracing (app/tracing/) before the panel serves; OpenTelemetry is loaded only with `tracing:`.
+  const tracing = await startTracingPart(loaded.config.tracing);
+  if (tracing !== undefined) {
+    parts.add('tracing', () => tracing.close());
+    if (metrics !== undefined) registerTracingMetrics(metrics.registry, tracing.stats);
+  }
   // The admin listener starts last but closes after the panel: /readyz answers while it drains.
   const adminPlace = adminConfig === undefined ? undefined : parts.reserve('admin listener');
   // Backend overrides (app/fleet/backend-state.ts): with `fleet:`, the fleet's are read before serving.

@@ -14,6 +14,7 @@ import { endRecord, logRequest, type MaybeOffAccessLog } from '../../src/data-pa
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { finishContext } from '../../src/policy/finish-context.ts';
 import type { PolicySet } from '../../src/policy/policy-set.ts';
+import { tracing } from '../../src/tracing/tracer.ts';
 
 /** Who is told of an exchange's end (`observedBy`), and what it knows of it. */
 interface Observed {
@@ -62,6 +63,8 @@ export class Exchange {
     this.upgradeTo = head?.upgradeTo ?? [];
     this.clientClose = head?.connectionClose ?? true;
     this.record = new ExchangeRecord(listener, client, request?.host, request?.path, head?.method);
+    const tracer = tracing.current;
+    if (tracer !== undefined && request !== undefined) tracer.begin(this.record, request);
   }
 
   /** True once both the request and its response have been forwarded. */

@@ -103,6 +103,9 @@ export interface AccessRecord {
   /** The `policies:` rule that fired (its name), and what it did: `close` or `answer` (issue 42). */
   policy?: string;
   action?: string;
+  /** With `tracing:`, when the request was sampled: its trace and the router's SERVER span (issue 44, docs/tracing.md). */
+  trace_id?: string;
+  span_id?: string;
   /** 'request' on per-request lines (log.accessMode: per-request); absent on connection lines. */
   line?: 'request';
 }

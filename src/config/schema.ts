@@ -11,6 +11,7 @@ import { duration } from './duration.ts';
 import { fleetSchema } from './fleet.ts';
 import { notSecret } from './not-secret.ts';
 import { policiesSchema } from './policies.ts';
+import { tracingSchema } from './tracing.ts';
 
 /** The admin listener's read endpoints, the values `admin.open` may list (never `POST /reload`). */
 export const ADMIN_READ_PATHS = [
@@ -245,6 +246,8 @@ export const configSchema = z
     policies: policiesSchema.default([]),
     /** Several routers as one through etcd and Redis (src/config/fleet.ts, docs/fleet.md); absent = a lone router. */
     fleet: fleetSchema.optional(),
+    /** OpenTelemetry spans over OTLP/HTTP (src/config/tracing.ts, docs/tracing.md); absent = no tracing. */
+    tracing: tracingSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.admin !== undefined) checkAdminTimeouts(c.admin, ctx);

@@ -10,12 +10,16 @@
  * 2. The line goes to the access log when one is given and not `off` (a copy marked `line`
  *    when asked, as the net panel's per-request lines are); observers hear the record itself on
  *    the diagnostics channel only while someone subscribes.
+ * 3. With `tracing:` (src/tracing/), `describeRequest` tells the tracer the record's request and
+ *    the end tells it the record is done, before the line is written (`trace_id`, `span_id`);
+ *    off, each is one property read.
  */
 // Imported rather than the global: `globalThis.performance` is a lazy accessor (issue 18).
 import { performance } from 'node:perf_hooks';
 import { channels } from '../base/diagnostics.ts';
 import type { AccessLog, AccessRecord } from '../base/log.ts';
 import type { Request } from '../contracts/types.ts';
+import { tracing } from '../tracing/tracer.ts';
 
 /** An access log that may say it writes nothing (`access: off`), so no copy is made for it. */
 export type MaybeOffAccessLog = AccessLog & { readonly off?: boolean };
@@ -26,6 +30,8 @@ export function describeRequest(record: AccessRecord, request: Request): void {
   record.host = request.host;
   if (request.path !== undefined) record.path = request.path;
   if (request.method !== undefined) record.method = request.method;
+  const tracer = tracing.current;
+  if (tracer !== undefined) tracer.begin(record, request);
 }
 
 /** Milliseconds since `startedAt` (a `performance.now()` reading), to the microsecond. */
@@ -49,6 +55,8 @@ export function endRecord(
 
 /** Writes a connection's line to `log` (undefined: none) and publishes `switchboard:connection:end`. */
 export function logConnection(record: AccessRecord, log: MaybeOffAccessLog | undefined): void {
+  const tracer = tracing.current;
+  if (tracer !== undefined) tracer.end(record);
   if (log !== undefined && log.off !== true) log(record);
   if (channels.connectionEnd.hasSubscribers) channels.connectionEnd.publish({ record });
 }
@@ -58,6 +66,8 @@ export function logConnection(record: AccessRecord, log: MaybeOffAccessLog | und
  * and publishes `switchboard:request:end` with the record itself.
  */
 export function logRequest(record: AccessRecord, log: MaybeOffAccessLog | undefined, line?: 'request'): void {
+  const tracer = tracing.current;
+  if (tracer !== undefined) tracer.end(record);
   if (log !== undefined && log.off !== true) log(line === undefined ? record : { ...record, line });
   if (channels.requestEnd.hasSubscribers) channels.requestEnd.publish({ record });
 }
