@@ -8,6 +8,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
+import { accessRuleErrors } from '../src/access-log/index.ts';
 import { CONFIG_FILE, FileReadError, readUserText } from '../src/base/safe-file.ts';
 import { ConfigError, formatIssues } from '../src/config/errors.ts';
 import { configSchema, type PluginRef } from '../src/config/schema.ts';
@@ -16,6 +17,7 @@ import { isPanelValidator } from '../src/panel/capabilities.ts';
 import type { AnyPanelFactory, LoadedConfig } from '../src/panel/contract.ts';
 import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator, resolvePolicies } from './plugins/resolve.ts';
+import { ACCESS_RULES_PATH } from './runtime/access-log.ts';
 import { policyErrors } from './runtime/engine-policies.ts';
 
 /** Command-line overrides (DESIGN: CLI flags override the file). */
@@ -118,6 +120,7 @@ export async function inspectConfig(raw: unknown, path: string, overrides: Confi
   const policies = await resolvePolicies(config.policies, dir, errors);
   if (errors.length > 0) return none;
   errors.push(...policyErrors(config, policies, dir));
+  errors.push(...accessRuleErrors(config.log.accessRules, ACCESS_RULES_PATH));
   if (errors.length > 0) return none;
   return { errors, loaded: { file: path, dir, config, panel, operator, addressBook, policies }, addressBook, dir };
 }

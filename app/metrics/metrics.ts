@@ -16,7 +16,10 @@
  *    connection and request end records (their `policy` and `action`); `policy-keys.ts`:
  *    `switchboard_policy_keys{policy}`, each rule's key-table size at scrape time; both by rule for
  *    `GET /policies`.
- * 6. `close()` unsubscribes every channel.
+ * 6. `access-log.ts`: `switchboard_access_log_lines_total{outcome,rule}`, the runtime's counts of
+ *    lines written and skipped by `log.access.rules` (the worker panel's main thread judges every
+ *    thread's lines), read at scrape time.
+ * 7. `close()` unsubscribes every channel.
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
  */
@@ -29,6 +32,7 @@ import type { AccessRecord } from '../../src/base/log.ts';
 import type { Panel, Request } from '../../src/contracts/types.ts';
 import { countsListeners } from '../../src/panel/capabilities.ts';
 import type { Runtime } from '../runtime/runtime.ts';
+import { accessLogLineCounter } from './access-log.ts';
 import { BackendRequestMetrics } from './backend-requests.ts';
 import { backendStateGauges } from './backend-states.ts';
 import { registerCertificateMetrics } from './certificates.ts';
@@ -130,6 +134,7 @@ export class Metrics {
     });
     backendStateGauges(registers, runtime.registry);
     policyKeyGauge(registers, () => runtime.engine.policies);
+    accessLogLineCounter(registers, runtime.accessLogCounts);
     new Gauge({
       name: 'switchboard_backend_active_connections',
       help: 'Connections open to each backend',

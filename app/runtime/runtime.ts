@@ -10,9 +10,7 @@
 import { type Admission, LocalAdmission } from '../../src/admission/admission.ts';
 import {
   type AccessLog,
-  type AccessRecord,
   configureLogger,
-  createAccessLog,
   createLogger,
   type Logger,
   type ReopenableAccessLog,
@@ -29,6 +27,7 @@ import type { CounterStore } from '../../src/policy/index.ts';
 import { checkNofile, descriptorsPerConnection } from '../../src/process/nofile.ts';
 import { LocalRegistry } from '../../src/registry/local.ts';
 import { IssuedCertificates } from '../../src/tls/issued.ts';
+import { AccessLogs } from './access-log.ts';
 import { BackendSync } from './backend-sync.ts';
 import { buildEngine, closeEngine } from './engine-build.ts';
 import { localCounting, type PolicyCounting, sharedCounting } from './engine-policies.ts';
@@ -53,6 +52,11 @@ export function panelReserve(loaded: LoadedConfig): number {
 export interface RuntimeOptions {
   readonly logger?: Logger;
   readonly accessLog?: AccessLog;
+  /**
+   * Apply `log.access.rules` to the injected `accessLog` too (tests). Default: an injected log
+   * (a worker thread's forwarder) gets every line; the main thread judges them (access-log.ts).
+   */
+  readonly accessLogRules?: boolean;
   readonly random?: Random;
   readonly registry?: BackendRegistry;
   /** The connection caps (default: this thread's own counters). */
@@ -87,8 +91,8 @@ export class Runtime implements PanelRuntime {
   /** Called after the current engine's book swapped its snapshot (`onSnapshot`). */
   readonly #snapshotListeners = new Set<(book: AddressBook) => void>();
   readonly #backends: BackendSync;
-  #accessLog: ReopenableAccessLog;
-  readonly #injectedAccessLog: boolean;
+  /** The access log and its rules (access-log.ts); its counts outlive reloads. */
+  readonly #accessLogs: AccessLogs;
   /** An injected logger (tests) keeps its level across reloads. */
   #injectedLogger = false;
   /** Connections still running on each retired engine; the engine closes when its count reaches 0. */
@@ -105,8 +109,7 @@ export class Runtime implements PanelRuntime {
     registry: BackendRegistry,
     health: HealthManager,
     logger: Logger,
-    accessLog: ReopenableAccessLog,
-    injected: boolean,
+    accessLogs: AccessLogs,
     random: Random,
     issued: IssuedCertificates,
   ) {
@@ -118,8 +121,7 @@ export class Runtime implements PanelRuntime {
     this.logger = logger;
     this.#exhausted = new ExhaustionLog(logger);
     this.#routeDebug = new RouteDebugLog(logger);
-    this.#accessLog = accessLog;
-    this.#injectedAccessLog = injected;
+    this.#accessLogs = accessLogs;
     this.random = random;
   }
 
@@ -128,15 +130,15 @@ export class Runtime implements PanelRuntime {
     checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded), panelReserve(loaded));
     const logger =
       options.logger ?? createLogger(loaded.config.log.level, undefined, { format: loaded.config.log.format });
-    const accessLog =
-      options.accessLog !== undefined
-        ? Object.assign((r: AccessRecord) => options.accessLog?.(r), { reopen() {}, flush() {} })
-        : createAccessLog(loaded.config.log.access);
+    const random = options.random ?? defaultRandom;
+    const accessLogs = new AccessLogs(loaded.config, options.accessLog, {
+      rules: options.accessLog === undefined || options.accessLogRules === true,
+      random,
+    });
     const panel = loaded.panel.factory;
     // A panel whose threads share backend state provides the registry (the worker panel's is shared memory).
     const registry =
       options.registry ?? (isRegistryProvider(panel) ? panel.registry(loaded.panel.options) : new LocalRegistry());
-    const random = options.random ?? defaultRandom;
     const health = new HealthManager(registry, logger);
     let runtime: Runtime | undefined;
     const context: PluginContext = {
@@ -160,7 +162,7 @@ export class Runtime implements PanelRuntime {
       health.close();
       throw e;
     }
-    runtime = new Runtime(engine, registry, health, logger, accessLog, options.accessLog !== undefined, random, issued);
+    runtime = new Runtime(engine, registry, health, logger, accessLogs, random, issued);
     runtime.#injectedLogger = options.logger !== undefined;
     runtime.#policyCounting = policyCounting;
     if (options.admission !== undefined) runtime.admission = options.admission;
@@ -199,7 +201,12 @@ export class Runtime implements PanelRuntime {
 
   /** The access log in use (a reload may switch its target). */
   get accessLog(): ReopenableAccessLog {
-    return this.#accessLog;
+    return this.#accessLogs.log;
+  }
+
+  /** Access lines written and skipped, by the rule that decided (/metrics). */
+  get accessLogCounts(): AccessLogs['counts'] {
+    return this.#accessLogs.counts;
   }
 
   /** The plugin context for building another engine on this runtime. */
@@ -258,6 +265,8 @@ export class Runtime implements PanelRuntime {
    */
   async reload(loaded: LoadedConfig, beforeSwap?: (engine: Engine) => Promise<() => void>): Promise<Engine> {
     checkNofile(loaded.file, loaded.config, undefined, perConnection(loaded), panelReserve(loaded));
+    // The access-log rules compile before anything is built: a bad rule refuses the reload.
+    const applyAccessLog = this.#accessLogs.prepare(loaded.config);
     const engine = await buildEngine(loaded, this.context(loaded), this.issued, {
       previous: this.#engine.policies,
       counting: this.#policyCounting,
@@ -271,19 +280,16 @@ export class Runtime implements PanelRuntime {
     }
     const old = this.swap(engine);
     commit?.();
-    this.#applyLog(old.loaded, loaded);
+    this.#applyLog(loaded);
+    applyAccessLog();
     logPolicyWarnings(this.logger, engine);
     this.retire(old);
     return engine;
   }
 
-  /** Log level, format and access-log target follow the config (an injected access log stays). */
-  #applyLog(before: LoadedConfig, after: LoadedConfig): void {
+  /** Log level and format follow the config (the access log follows through `AccessLogs.prepare`). */
+  #applyLog(after: LoadedConfig): void {
     if (!this.#injectedLogger) configureLogger(this.logger, after.config.log);
-    if (this.#injectedAccessLog || before.config.log.access === after.config.log.access) return;
-    const previous = this.#accessLog;
-    this.#accessLog = createAccessLog(after.config.log.access);
-    previous.flush();
   }
 
   async close(): Promise<void> {
@@ -293,6 +299,6 @@ export class Runtime implements PanelRuntime {
     this.#retired.clear();
     await Promise.all(retired.map((e) => closeEngine(e).catch(() => {})));
     await closeEngine(this.#engine);
-    this.#accessLog.flush();
+    this.#accessLogs.flush();
   }
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { parseCidr } from '../base/ip.ts';
+import { type AccessLogRuleConfig, accessLogSchema } from './access-log.ts';
 import { listenAddress } from './address.ts';
 import { duration } from './duration.ts';
 import { fleetSchema } from './fleet.ts';
@@ -237,11 +238,18 @@ export const configSchema = z
         level: z.enum(LOG_LEVELS).default('info'),
         /** The process log: readable lines (pretty), JSON lines (json), or pretty on a terminal (auto). */
         format: z.enum(['auto', 'pretty', 'json']).default('auto'),
-        access: z.string().default('stdout'),
+        /** `stdout`, `off`, a file, or `{ file, rules }` (src/config/access-log.ts, docs/logging.md). */
+        access: accessLogSchema.default('stdout'),
         /** per-connection: one line per connection; per-request: also one line per HTTP/1 request. */
         accessMode: z.enum(['auto', 'per-connection', 'per-request']).default('auto'),
       })
-      .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto' }),
+      // Consumers see the target as before (`access`) and the rules beside it (`accessRules`).
+      .transform(({ access, ...rest }) =>
+        typeof access === 'string'
+          ? { ...rest, access, accessRules: [] as AccessLogRuleConfig[] }
+          : { ...rest, access: access.file, accessRules: access.rules },
+      )
+      .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto', accessRules: [] }),
     /** Rules at the callback points, in order (src/policy/, docs/policies.md); only `connection` is enforced yet. */
     policies: policiesSchema.default([]),
     /** Several routers as one through etcd and Redis (src/config/fleet.ts, docs/fleet.md); absent = a lone router. */

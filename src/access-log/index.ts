@@ -1,0 +1,5 @@
+/** Access-log rules (issue 44 item 3): which lines are written, judged before serialising (see README.md). */
+export { AccessLogCounts, type LineCounts, NO_RULE } from './counts.ts';
+export { LINE_PRIMITIVES } from './primitives.ts';
+export { ruledAccessLog } from './ruled-log.ts';
+export { type AccessRules, accessRuleErrors, compileAccessRules, ruleLabel } from './rules.ts';
