@@ -19,6 +19,8 @@ export interface ProcessorBounds {
   readonly queueSize: number;
   /** Milliseconds a partial batch waits. */
   readonly flushInterval: number;
+  /** Milliseconds `shutdown` spends sending what waits; the rest is dropped (a down endpoint never holds a stop). */
+  readonly exportTimeout: number;
 }
 
 /** Batches ended spans to `exporter` within `bounds`, counting what it exported, dropped and failed. */
@@ -87,8 +89,15 @@ export class BoundedProcessor implements SpanProcessor, TracerStats {
   }
 
   async shutdown(): Promise<void> {
-    await this.forceFlush();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#bounds.exportTimeout);
+    });
+    await Promise.race([this.forceFlush(), late]);
+    clearTimeout(timer);
     this.#closed = true;
+    this.dropped += this.#queue.length;
+    this.#queue = [];
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     await this.#exporter.shutdown();
   }
