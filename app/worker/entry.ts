@@ -22,6 +22,8 @@ import { resolveAddressBook, resolveOperator, resolvePolicies } from '../plugins
 import { attachedCounting } from '../runtime/engine-policies.ts';
 import { installProcessPolicy } from '../runtime/process-policy.ts';
 import { Runtime } from '../runtime/runtime.ts';
+import { startTracingPart } from '../tracing/part.ts';
+import type { RunningTracing } from '../tracing/start.ts';
 import { findOnly, type SnapshotBook, snapshotBookFactory } from './book.ts';
 
 const STATS_MS = 100;
@@ -40,6 +42,8 @@ class WorkerLoop {
   readonly #decisions = new Map<number, (go: boolean) => void>();
   #runtime: Runtime | undefined;
   #panel: BoundPanel | undefined;
+  /** This thread's tracer (`tracing:`): each thread exports its own spans, with the same bounds. */
+  #tracing: RunningTracing | undefined;
   /** The shared policy counters of the engine being built (its spec's; the main thread sized them). */
   #policyCounters: EngineSpec['policyCounters'];
   #version: string;
@@ -82,6 +86,7 @@ class WorkerLoop {
     for (const u of this.#init.issued) runtime.issued.apply(u);
     // A rejection no connection caught is logged and the thread serves on (app/runtime/process-policy.ts).
     installProcessPolicy(runtime.logger);
+    this.#tracing = await startTracingPart(spec.config.tracing);
     const engine = enginePanels[engineOf(spec.config.panel)];
     const panel = engine.create(runtime, {});
     await panel.start();
@@ -197,6 +202,7 @@ class WorkerLoop {
   async #close(): Promise<void> {
     if (this.#statsTimer !== undefined) clearInterval(this.#statsTimer);
     await this.#panel?.close();
+    await this.#tracing?.close();
     this.#postStats();
     await this.#runtime?.close();
     this.#reports.close();

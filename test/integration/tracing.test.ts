@@ -63,7 +63,7 @@ describe('tracing, end to end', () => {
     options: {
       ratio?: number;
       routing?: string;
-      panel?: string;
+      panel?: string | object;
       backends?: string[];
       receiver?: OtlpReceiver;
       tracing?: object;
@@ -186,6 +186,23 @@ describe('tracing, end to end', () => {
     );
     for (const s of servers(receiver)) expect(clientsOf(receiver, s)).toHaveLength(1);
     expect(backend.all().toString('latin1')).toContain(`traceparent: 00-${TRACE}-${PARENT}-01\r\n`);
+  });
+
+  it('worker panel, 2 threads: each thread exports its own spans; the access lines name the trace', async () => {
+    const { router, receiver, backend } = await start({ panel: { name: 'worker', threads: 2, engine: 'net' } });
+    const sent: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const text = head(`00-${TRACE}-${PARENT}-01`);
+      sent.push(text);
+      expect(await send(router.port(), text)).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    }
+    expect(backend.received.map((c) => sha(Buffer.concat(c)))).toEqual(sent.map(sha));
+    await eventually(() => servers(receiver).length === 4);
+    for (const s of servers(receiver)) {
+      expect(s).toMatchObject({ traceId: TRACE, parentSpanId: PARENT });
+      expect(clientsOf(receiver, s)).toHaveLength(1);
+    }
+    await eventually(() => router.access.filter((a) => a.trace_id === TRACE).length === 4);
   });
 
   it('the receiver stalled: requests are not delayed, the queue stays bounded, drops are counted', async () => {
