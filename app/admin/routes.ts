@@ -79,7 +79,14 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
       else send(res, 200, 'ready\n');
     },
   ],
-  ['GET /metrics', async (_q, res, deps) => send(res, 200, await deps.metrics.text(), deps.metrics.contentType)],
+  [
+    'GET /metrics',
+    async (q, res, deps) => {
+      // OpenMetrics (exemplars) when the scraper asks for it; Prometheus text otherwise.
+      const e = await deps.metrics.exposition(q.headers.accept);
+      send(res, 200, e.body, e.contentType);
+    },
+  ],
   [
     'GET /routes',
     (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, routes: routingTable(deps) }),

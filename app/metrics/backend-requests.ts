@@ -9,7 +9,8 @@
  * additions (about 0.2 µs on the same machine), and the exposition is built from these counts at scrape time. Both
  * objects register in the router's prom-client registry like any metric (`get()` is what the
  * registry formats). Labels are bounded: backend ids and cluster names come from the config,
- * results from the router's result codes.
+ * results from the router's result codes. With `tracing:`, each bucket keeps the trace id of its
+ * last sampled request: an exemplar in the OpenMetrics exposition (exposition.ts).
  */
 import type { Registry } from 'prom-client';
 
@@ -20,12 +21,22 @@ interface Cell {
   readonly buckets: Float64Array;
   count: number;
   sum: number;
+  /** The last traced observation per bucket (with `tracing:`): OpenMetrics exemplars. */
+  exemplars: (Exemplar | undefined)[] | undefined;
+}
+
+/** A trace id seen in a bucket: its value and when (seconds since the epoch). */
+interface Exemplar {
+  readonly labelSet: { readonly trace_id: string };
+  readonly value: number;
+  readonly timestamp: number;
 }
 
 interface Value {
   metricName?: string;
   labels: Record<string, string | number>;
   value: number;
+  exemplar?: Exemplar;
 }
 
 /** The request and duration series of every backend that served a request. */
@@ -58,8 +69,11 @@ export class BackendRequestMetrics {
     } as never);
   }
 
-  /** One request that reached `backend` ended with `result` after `seconds`. */
-  record(cluster: string, backend: string, result: string, seconds: number): void {
+  /**
+   * One request that reached `backend` ended with `result` after `seconds`; `traceId` (with
+   * `tracing:`, a sampled request) becomes its bucket's exemplar.
+   */
+  record(cluster: string, backend: string, result: string, seconds: number, traceId?: string): void {
     let byBackend = this.#cells.get(cluster);
     if (byBackend === undefined) {
       byBackend = new Map();
@@ -67,7 +81,13 @@ export class BackendRequestMetrics {
     }
     let cell = byBackend.get(backend);
     if (cell === undefined) {
-      cell = { results: new Map(), buckets: new Float64Array(this.#bounds.length + 1), count: 0, sum: 0 };
+      cell = {
+        results: new Map(),
+        buckets: new Float64Array(this.#bounds.length + 1),
+        count: 0,
+        sum: 0,
+        exemplars: undefined,
+      };
       byBackend.set(backend, cell);
     }
     cell.results.set(result, (cell.results.get(result) ?? 0) + 1);
@@ -77,6 +97,10 @@ export class BackendRequestMetrics {
     cell.buckets[i]!++;
     cell.count++;
     cell.sum += seconds;
+    if (traceId !== undefined) {
+      cell.exemplars ??= new Array(bounds.length + 1).fill(undefined);
+      cell.exemplars[i] = { labelSet: { trace_id: traceId }, value: seconds, timestamp: Date.now() / 1000 };
+    }
   }
 
   /** Drops the cells of backends no longer configured (scrape time). */
@@ -110,11 +134,22 @@ export class BackendRequestMetrics {
     for (const [cluster, byBackend] of this.#cells) {
       for (const [backend, cell] of byBackend) {
         let cumulative = 0;
+        const exemplars = cell.exemplars;
         this.#bounds.forEach((le, i) => {
           cumulative += cell.buckets[i]!;
-          values.push({ metricName: `${name}_bucket`, labels: { cluster, backend, le }, value: cumulative });
+          const v: Value = { metricName: `${name}_bucket`, labels: { cluster, backend, le }, value: cumulative };
+          const e = exemplars?.[i];
+          if (e !== undefined) v.exemplar = e;
+          values.push(v);
         });
-        values.push({ metricName: `${name}_bucket`, labels: { cluster, backend, le: '+Inf' }, value: cell.count });
+        const inf: Value = {
+          metricName: `${name}_bucket`,
+          labels: { cluster, backend, le: '+Inf' },
+          value: cell.count,
+        };
+        const last = exemplars?.[this.#bounds.length];
+        if (last !== undefined) inf.exemplar = last;
+        values.push(inf);
         values.push({ metricName: `${name}_sum`, labels: { cluster, backend }, value: cell.sum });
         values.push({ metricName: `${name}_count`, labels: { cluster, backend }, value: cell.count });
       }

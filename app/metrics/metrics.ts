@@ -36,6 +36,7 @@ import { accessLogLineCounter } from './access-log.ts';
 import { BackendRequestMetrics } from './backend-requests.ts';
 import { backendStateGauges } from './backend-states.ts';
 import { registerCertificateMetrics } from './certificates.ts';
+import { type Exposition, exposition, wantsOpenMetrics } from './exposition.ts';
 import { PolicyActions } from './policy-actions.ts';
 import { policyKeyGauge } from './policy-keys.ts';
 
@@ -188,7 +189,7 @@ export class Metrics {
       const backend = record.backend;
       if (backend === undefined) return;
       const cluster = record.cluster ?? '';
-      backends.record(cluster, backend, record.result, record.durationMs / 1000);
+      backends.record(cluster, backend, record.result, record.durationMs / 1000, record.trace_id);
     });
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
@@ -212,6 +213,11 @@ export class Metrics {
   /** The Prometheus text exposition of every metric. */
   text(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** The exposition `accept` asks for: OpenMetrics (with exemplars) or, by default, Prometheus text. */
+  exposition(accept: string | undefined): Promise<Exposition> {
+    return exposition(this.registry, wantsOpenMetrics(accept));
   }
 
   /** The exposition's content type. */

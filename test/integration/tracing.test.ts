@@ -205,6 +205,30 @@ describe('tracing, end to end', () => {
     await eventually(() => router.access.filter((a) => a.trace_id === TRACE).length === 4);
   });
 
+  it('exemplars: the per-backend duration histogram carries the trace id in OpenMetrics, not in Prometheus text', async () => {
+    const { router, receiver } = await start({ routing: 'per-request' });
+    expect(await send(router.port(), head(`00-${TRACE}-${PARENT}-01`))).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    await eventually(() => servers(receiver).length === 1);
+    const admin = router.router.admin?.address().port ?? 0;
+    const scrape = (accept?: string) =>
+      httpGet(admin, '/metrics', { host: '127.0.0.1', ...(accept === undefined ? {} : { headers: { accept } }) });
+    const om = await scrape('application/openmetrics-text; version=1.0.0,text/plain;q=0.5');
+    expect(om.headers['content-type']).toMatch(/^application\/openmetrics-text; version=1\.0\.0/);
+    expect(om.body).toMatch(
+      new RegExp(
+        `^switchboard_backend_request_duration_seconds_bucket\\{[^}]*\\} 1 # \\{trace_id="${TRACE}"\\} [0-9.e-]+ [0-9.]+$`,
+        'm',
+      ),
+    );
+    expect(om.body.endsWith('# EOF\n')).toBe(true);
+    // The default stays Prometheus text, without exemplars, its counter names intact after an OpenMetrics scrape.
+    const text = await scrape();
+    expect(text.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(text.body).not.toContain('# {trace_id');
+    expect(text.body).toMatch(/^switchboard_backend_requests_total\{/m);
+    expect(text.body).toMatch(/^# TYPE switchboard_requests_total counter$/m);
+  });
+
   it('the receiver stalled: requests are not delayed, the queue stays bounded, drops are counted', async () => {
     const stalled = await startOtlpReceiver({ stall: true });
     const { router } = await start({
