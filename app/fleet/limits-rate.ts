@@ -17,8 +17,11 @@
  * 2. Only keys taken since the last sync are synced (one script call each).
  * 3. In the fallback (Redis out of reach or slower than its timeout): `failMode: open` counts
  *    by a local GCRA at rate ÷ N, burst ÷ N (made again when N changes); `closed` refuses and
- *    says `unavailable`. Back to shared counting, the allowances go on where they were (each is
- *    at most burst ÷ N, which Redis holds back for this router either way).
+ *    says `unavailable`. Both ways are charged with every admission: shared admissions take
+ *    from the local GCRA as well, fallback admissions from the allowance (below 0 if need be)
+ *    and are reported at the first sync back. So a router that flaps between the two (syncs
+ *    slower than the timeout on a loaded loop) hands out no fresh burst at each switch: without
+ *    it a burst of 20 across two lagging routers passed 94.
  * 4. The key table is bounded by `maxKeys`, least recently used forgotten first, as the local
  *    GCRA's.
  */
@@ -60,7 +63,9 @@ export class FleetRate implements RateCounter, SyncedCounter {
     this.#prefix = prefix;
     this.#failClosed = failClosed;
     this.#interval = spec.per / spec.rate;
-    this.#ttl = Math.ceil((spec.burst * spec.per) / spec.rate) + 1000;
+    // At least four young windows, so that a grant is dropped here (`#stale`) well after the
+    // key stops being young and well before the others stop holding it back.
+    this.#ttl = Math.max(Math.ceil((spec.burst * spec.per) / spec.rate) + 1000, 4 * state.young);
     this.#stale = this.#ttl - 2 * state.young;
   }
 
@@ -75,7 +80,16 @@ export class FleetRate implements RateCounter, SyncedCounter {
   take(key: string, now: number): number {
     if (this.#state.mode === 'fallback') {
       if (this.#failClosed) return Number.POSITIVE_INFINITY;
-      return this.#local().take(key, now);
+      const wait = this.#local().take(key, now);
+      if (wait === 0) {
+        // Counted against the shared allowance too (it may go below 0), and reported at the
+        // first sync back: a flap to the fallback and back hands out nothing twice.
+        const a = this.#entry(key);
+        a.allowance -= 1;
+        a.consumed += 1;
+        this.#used.add(key);
+      }
+      return wait;
     }
     let a = this.#entry(key);
     if (a.syncedAt !== undefined && now - a.syncedAt > this.#stale) a = this.#fresh(key);
@@ -83,6 +97,9 @@ export class FleetRate implements RateCounter, SyncedCounter {
     if (a.allowance >= 1 - SLACK) {
       a.allowance -= 1;
       a.consumed += 1;
+      // Taken from the local share too: the fallback's bucket holds what this router used
+      // lately, so a switch to it (a slow sync on a loaded loop) hands out no fresh burst.
+      this.#local().take(key, now);
       return 0;
     }
     return Math.max(a.wait, this.#interval);

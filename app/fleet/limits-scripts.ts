@@ -10,8 +10,12 @@
  *    go below 0: a debt the next refills pay). What the other routers were granted and may
  *    still spend unseen is held back (grants older than the key's ttl are a gone router's and
  *    are deleted), and so, while the key is young, is the first allowance (burst ÷ N) of each
- *    live router that has not reported yet. The router's new grant is its 1/N of the rest, so
- *    the grants never add up to more than the bucket holds. The key expires once a full refill
+ *    live router that has not reported yet. At its first report a router keeps what it has not
+ *    spent of its first allowance (held back for it by the others, given to nobody else) and
+ *    takes its 1/N of the rest beyond it; afterwards its grant is its 1/N of the rest. So the
+ *    grants never add up to more than the bucket holds, and the first burst spread evenly uses
+ *    all of it (1/N of the whole rest at the first report split each router's own unspent first
+ *    allowance N ways: 19 of a burst of 20 passed across two routers, once in a CI run). The key expires once a full refill
  *    has passed without a sync. Reply: the grant and the ms until the bucket's next token.
  * 2. `inFlight`: a hash per key with three fields per router: `h<id>` the slots it holds
  *    (absolute, so a lost sync is repaired by the next one), `c<id>` its cap (what it may hold
@@ -62,7 +66,10 @@ for f, g in pairs(h) do
   end
 end
 if now - born < young and n > reporters then others = others + (n - reporters) * first end
-local grant = math.max(0, tokens - others) / n
+local rest = math.max(0, tokens - others)
+local own = 0
+if h['g:' .. me] == nil then own = math.min(rest, math.max(0, first - used)) end
+local grant = own + (rest - own) / n
 redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now), 'born', tostring(born),
   'g:' .. me, tostring(grant), 's:' .. me, tostring(now))
 redis.call('PEXPIRE', KEYS[1], ttl)
