@@ -3,7 +3,7 @@
  * (built-in name), the operator and the address book (built-in name or module path), validate
  * their options, then let the panel refuse what it cannot honour (src/panel/capabilities.ts
  * `PanelValidator`), then resolve each policy's `use:` and compile the rules
- * (app/runtime/engine-policies.ts). Nothing starts until all of it
+ * (app/runtime/engine-policies.ts) and the access-log rules (src/access-log/). Nothing starts until all of it
  * passed; every error names its path.
  */
 import { dirname, resolve } from 'node:path';
