@@ -116,6 +116,7 @@ describe.skipIf(!pebbleAvailable())('start closes what it started', () => {
           'acme',
           ...follower,
           'panel',
+          'backend states',
           'metrics',
           'runtime',
         ]);
@@ -136,6 +137,7 @@ describe.skipIf(!pebbleAvailable())('start closes what it started', () => {
       'reloader',
       'acme',
       'panel',
+      'backend states',
       'admin listener',
       'metrics',
       'runtime',

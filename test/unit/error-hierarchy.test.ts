@@ -40,6 +40,8 @@ const CLASSES: Record<string, { make: (C: ErrorClass) => Error; code: string }> 
   ExplainInputError: { make: (C) => new C('x'), code: 'SWB_ERR_USAGE' },
   PolicyRuleError: { make: (C) => new C('policies[0]', 'r', 'x'), code: 'SWB_ERR_CONFIG' },
   PolicyPointError: { make: (C) => new C('policies[0]', 'r', 'connection', 'x', 'routed'), code: 'SWB_ERR_CONFIG' },
+  FleetError: { make: (C) => new C('x'), code: 'SWB_ERR_FLEET' },
+  FleetIdInUseError: { make: (C) => new C('x'), code: 'SWB_ERR_FLEET' },
 };
 
 /** Every file under `dir`, recursively (node_modules aside). */
