@@ -14,9 +14,11 @@ import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closedPort, startTcpBackend, type TcpBackend } from '../harness/backend.ts';
+import { createPki } from '../harness/certs.ts';
 import { httpGet } from '../harness/http.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../harness/otlp-receiver.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
+import { startTlsBackend, tlsRequest } from '../harness/tls-backend.ts';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -64,6 +66,7 @@ describe('tracing, end to end', () => {
       ratio?: number;
       routing?: string;
       panel?: string | object;
+      listeners?: object[];
       backends?: string[];
       receiver?: OtlpReceiver;
       tracing?: object;
@@ -77,6 +80,7 @@ describe('tracing, end to end', () => {
     const router = await startTestRouter(
       {
         operator: 'round-robin',
+        ...(options.listeners === undefined ? {} : { listeners: options.listeners }),
         addressBook: { name: 'file', path: 'servers.yaml' },
         ...(options.routing === undefined ? {} : { routing: options.routing }),
         ...(options.panel === undefined ? {} : { panel: options.panel }),
@@ -203,6 +207,31 @@ describe('tracing, end to end', () => {
       expect(clientsOf(receiver, s)).toHaveLength(1);
     }
     await eventually(() => router.access.filter((a) => a.trace_id === TRACE).length === 4);
+  });
+
+  it('TLS passthrough: one SERVER span per connection with network attributes and the SNI, ratio 1 a new root', async () => {
+    const pki = await createPki();
+    open.push(pki);
+    const tls = await startTlsBackend('t', await pki.leaf('backend', { dns: ['a.example.test'] }));
+    open.push(tls);
+    const { router, receiver } = await start({
+      ratio: 1,
+      listeners: [{ name: 'pass', address: '127.0.0.1:0', tls: 'passthrough' }],
+      backends: [tls.address],
+    });
+    const reply = await tlsRequest(router.port(), { servername: 'a.example.test' });
+    expect(reply.data).toContain('"backend":"t"');
+    await eventually(() => servers(receiver).length === 1);
+    const [s] = servers(receiver);
+    expect(s).toMatchObject({ name: 'tls pass', parentSpanId: '' });
+    expect(s?.attributes).toMatchObject({
+      'tls.server.name': 'a.example.test',
+      'network.protocol.name': 'tls',
+      'switchboard.listener': 'pass',
+      'switchboard.backend': tls.address,
+    });
+    expect(s?.attributes['http.request.method']).toBeUndefined();
+    expect(clientsOf(receiver, s!).map((c) => c.name)).toEqual(['connect']);
   });
 
   it('exemplars: the per-backend duration histogram carries the trace id in OpenMetrics, not in Prometheus text', async () => {

@@ -77,6 +77,8 @@ describe('the record tracer', () => {
     r.cluster = 'web';
     r.status = 503;
     r.result = 'ok';
+    r.policy = 'admin';
+    r.action = 'answer';
     r.durationMs = 12;
     logRequest(r, undefined);
     const [span] = exporter.getFinishedSpans();
@@ -93,6 +95,8 @@ describe('the record tracer', () => {
       'switchboard.cluster': 'web',
       'switchboard.result': 'ok',
       'http.response.status_code': 503,
+      'switchboard.policy': 'admin',
+      'switchboard.policy.action': 'answer',
     });
     expect(r.trace_id).toBe(TRACE);
     expect(r.span_id).toBe(span?.spanContext().spanId);
