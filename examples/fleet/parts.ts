@@ -89,7 +89,7 @@ export async function startPebble(dir: string, p: Ports, ca: string): Promise<Pa
     dir,
     'pebble',
     BINARIES.pebble,
-    ['-config', 'pebble.json', '-dnsserver', `127.0.0.1:${p.dns}`],
+    ['-config', join(dir, 'pebble.json'), '-dnsserver', `127.0.0.1:${p.dns}`],
     {
       env: { PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0', PEBBLE_AUTHZREUSE: '0' },
     },
@@ -104,7 +104,7 @@ export async function startPebble(dir: string, p: Ports, ca: string): Promise<Pa
 
 /** HAProxy in the foreground (`-db`); serves once its stats page answers. */
 export async function startHaproxy(dir: string, p: Ports): Promise<Part> {
-  const part = spawnLogged(dir, 'haproxy', BINARIES.haproxy, ['-f', 'haproxy.cfg', '-db']);
+  const part = spawnLogged(dir, 'haproxy', BINARIES.haproxy, ['-f', join(dir, 'haproxy.cfg'), '-db']);
   await waitUntil(part, 'haproxy serving', async () => (await httpGet(p.haproxyStats, '/'))?.status === 200);
   return part;
 }
@@ -115,7 +115,7 @@ export async function startRouter(dir: string, n: number, adminPort: number): Pr
     join(REPO, 'bin/switchboard.js'),
     'start',
     '--config',
-    `router-${n}.yaml`,
+    join(dir, `router-${n}.yaml`),
   ]);
   await waitUntil(part, `router-${n} ready`, async () => (await httpGet(adminPort, '/readyz'))?.status === 200, 60_000);
   return part;

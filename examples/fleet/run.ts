@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SwitchboardError } from '../../src/base/errors.ts';
 import { startBackends } from './backends.ts';
@@ -115,7 +115,7 @@ Try:
   curl -s -H 'Host: ${NAME}' http://127.0.0.1:${p.haproxyHttp}/
   curl -s --cacert ${join(dir, 'pebble-root.pem')} --resolve ${NAME}:${p.haproxyTls}:127.0.0.1 https://${NAME}:${p.haproxyTls}/
   curl -s http://${A(2)}/fleet
-  seq 100 | xargs -P 50 -I{} curl -s -o /dev/null -w '%{http_code}\\n' -H 'Host: ${NAME}' http://127.0.0.1:${p.haproxyHttp}/api/{} | sort | uniq -c
+  curl -s --parallel --parallel-immediate --parallel-max 100 -o /dev/null -w '%{http_code}\\n' -H 'Host: ${NAME}' 'http://127.0.0.1:${p.haproxyHttp}/api/[1-100]' 2>/dev/null | sort | uniq -c
   curl -s -X POST -H 'Content-Type: application/json' "http://${A(1)}/backends/127.0.0.1:${p.backendA}/drain?scope=fleet"
   curl -s http://${A(3)}/backends
   curl -s -X POST -H 'Content-Type: application/json' "http://${A(1)}/backends/127.0.0.1:${p.backendA}/enable?scope=fleet"
@@ -150,7 +150,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: { dir: { type: 'string' }, stop: { type: 'boolean' }, 'free-ports': { type: 'boolean' } },
   });
-  const dir = values.dir ?? join(tmpdir(), 'switchboard-fleet');
+  const dir = resolve(values.dir ?? join(tmpdir(), 'switchboard-fleet'));
   if (values.stop === true) {
     await stop(dir);
     return 0;

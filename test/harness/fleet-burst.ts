@@ -24,26 +24,31 @@ function connected(port: number, localAddress: string | undefined): Promise<Sock
 }
 
 /** Writes one request on `s` and resolves with the status and the time to the reply's end. */
-function exchange(s: Socket): Promise<[number, number]> {
+function exchange(s: Socket, request: string): Promise<[number, number]> {
   return new Promise((resolve) => {
     const t = performance.now();
-    let head = '';
+    let reply = '';
     s.on('data', (d: Buffer) => {
-      if (head.length < 16) head += d.toString('latin1');
+      if (reply.length < 16) reply += d.toString('latin1');
     });
     s.on('error', () => {});
-    s.once('close', () => resolve([Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), performance.now() - t]));
+    s.once('close', () => resolve([Number(/^HTTP\/1\.1 (\d{3})/.exec(reply)?.[1] ?? 0), performance.now() - t]));
     s.setTimeout(10_000, () => s.destroy());
-    s.write(GET);
+    s.write(request);
   });
 }
 
-/** `n` requests at once over `ports`, from `localAddress` when given. */
-export async function burst(ports: readonly number[], n: number, localAddress?: string): Promise<Burst> {
+/** `n` requests at once over `ports`, from `localAddress` when given; `head`: each request (with Connection: close). */
+export async function burst(
+  ports: readonly number[],
+  n: number,
+  localAddress?: string,
+  head: string = GET,
+): Promise<Burst> {
   const sockets = await Promise.all(
     Array.from({ length: n }, (_, i) => connected(ports[i % ports.length] as number, localAddress)),
   );
-  const replies = await Promise.all(sockets.map(exchange));
+  const replies = await Promise.all(sockets.map((s) => exchange(s, head)));
   const statuses = new Map<number, number>();
   for (const [status] of replies) statuses.set(status, (statuses.get(status) ?? 0) + 1);
   return { statuses, latencies: replies.map(([, ms]) => ms).sort((a, b) => a - b) };

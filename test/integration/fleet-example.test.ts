@@ -21,6 +21,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeProxyV2 } from '../../src/proxy-protocol/index.ts';
+import { burst, most } from '../harness/fleet-burst.ts';
 import { httpGet } from '../harness/http.ts';
 import { eventually } from '../harness/router.ts';
 
@@ -206,8 +207,34 @@ describe.skipIf(BINARIES.some((b) => !existsSync(b)))('examples/fleet end to end
     expect(new Set(await seen(30))).toEqual(new Set(['app-b']));
   });
 
+  it('the /api rate limit (20/s burst 20 per client, scope: fleet): 100 at once through HAProxy pass about 20', async () => {
+    const head = `GET /api/x HTTP/1.1\r\nHost: ${NAME}\r\nConnection: close\r\n\r\n`;
+    const b = await burst([state.ports.haproxyHttp as number], 100, undefined, head);
+    const passed = b.statuses.get(200) ?? 0;
+    console.log(`example /api: ${passed} of 100 passed (at most ${most(b)})`);
+    expect(b.statuses.get(429)).toBe(100 - passed);
+    // Three routers counting alone would pass up to 60.
+    expect(passed).toBeGreaterThanOrEqual(15);
+    expect(passed).toBeLessThanOrEqual(most(b));
+  });
+
+  it('a router killed: HAProxy sends its connections to the others, and it leaves the member list', async () => {
+    const r3 = state.parts.find((p) => p.name === 'router-3')!.pid;
+    process.kill(r3, 'SIGKILL');
+    await eventually(() => !alive(r3), 5000, 'router-3 gone');
+    for (let i = 0; i < 9; i++) expect((await get(state.ports.haproxyHttp as number)).status).toBe(200);
+    await eventually(
+      async () => {
+        const fleet = JSON.parse((await adminGet(admin(1), '/fleet')).body) as { members: { id: string }[] };
+        return fleet.members.map((m) => m.id).join() === 'router-1,router-2';
+      },
+      10_000,
+      'router-3 out of the member list after its lease (3 s)',
+    );
+  });
+
   it('--stop leaves no process behind', async () => {
-    const pids = [...state.parts.map((p) => p.pid), state.supervisor];
+    const pids = [...state.parts.filter((p) => p.name !== 'router-3').map((p) => p.pid), state.supervisor];
     expect(pids.every(alive)).toBe(true);
     const exited = new Promise((r) => child.once('exit', r));
     const stop = await runScript(['--stop', '--dir', dir]);
@@ -215,7 +242,7 @@ describe.skipIf(BINARIES.some((b) => !existsSync(b)))('examples/fleet end to end
     expect(stop.stdout).toContain('stopped:');
     await exited;
     expect(child.exitCode).toBe(0);
-    expect(pids.filter(alive)).toEqual([]);
+    expect([...pids, ...state.parts.map((p) => p.pid)].filter(alive)).toEqual([]);
     const pgrep = spawnSync('pgrep', ['-f', dir], { encoding: 'utf8' });
     expect(pgrep.stdout).toBe('');
     expect(existsSync(join(dir, 'state.json'))).toBe(false);
