@@ -3,7 +3,7 @@
  *
  * 1. `begin(record, request)`: reads `traceparent` / `tracestate` from the request's peeked head
  *    (src/tracing/traceparent.ts, strict; a bad one is ignored). A parent decides sampling by its
- *    flag (unsampled: only that decision is kept, by request); without one the ratio decides. A
+ *    flag (unsampled: only that decision is kept, for the last request); without one the ratio decides. A
  *    sampled record is remembered by record and by request (WeakMaps: a record never ended is
  *    simply forgotten).
  *    In per-request mode the connection's record hands its request to the first exchange's record,
@@ -39,16 +39,15 @@ interface ConnectMessage {
   readonly latencyMs: number;
 }
 
-/** A request whose sampling decision was no. */
-const NOT_SAMPLED = 0;
-
 /** Spans for every sampled access record, made at its end with `otel`. */
 export class OtelRecordTracer implements Tracer {
   readonly #otel: OtelTracer;
   readonly #ratio: number;
   readonly #random: () => number;
   readonly #byRecord = new WeakMap<AccessRecord, RecordTrace>();
-  readonly #byRequest = new WeakMap<Request, { record: AccessRecord; trace: RecordTrace } | typeof NOT_SAMPLED>();
+  readonly #byRequest = new WeakMap<Request, { record: AccessRecord; trace: RecordTrace }>();
+  /** The last request whose sampling decision was no. */
+  #lastUnsampled: Request | undefined;
   /** The last dial reported, paired with the attempt message that follows it in the same tick. */
   #lastConnect: ConnectMessage | undefined;
   readonly #onConnect = (m: unknown): void => {
@@ -66,8 +65,8 @@ export class OtelRecordTracer implements Tracer {
   }
 
   begin(record: AccessRecord, request: Request): void {
+    if (request === this.#lastUnsampled) return; // decided already, for the connection's record
     const before = this.#byRequest.get(request);
-    if (before === NOT_SAMPLED) return; // decided already, for the connection's record
     if (before !== undefined) {
       // The connection's record hands the request to its first exchange (per-request mode).
       this.#byRecord.delete(before.record);
@@ -77,8 +76,10 @@ export class OtelRecordTracer implements Tracer {
     }
     const parent = parseTraceparent(request.header('traceparent'));
     if (parent !== undefined ? !parent.sampled : this.#random() >= this.#ratio) {
-      // Remembered so the first exchange of a per-request connection does not draw again.
-      this.#byRequest.set(request, NOT_SAMPLED);
+      // Remembered so the first exchange of a per-request connection, which begins right after
+      // its connection's record with the same request, does not draw again. One slot, not a
+      // WeakMap entry per request: ephemerons make every unsampled request cost the GC.
+      this.#lastUnsampled = request;
       return;
     }
     const trace: RecordTrace = {
@@ -109,7 +110,7 @@ export class OtelRecordTracer implements Tracer {
     this.#lastConnect = undefined;
     if (m.backend === undefined) return; // an operator refusal: no backend was tried
     const kept = this.#byRequest.get(m.request);
-    if (kept === undefined || kept === NOT_SAMPLED) return;
+    if (kept === undefined) return;
     const dialled = connect !== undefined && connect.backend.id === m.backend.id && connect.attempt === m.attempt;
     kept.trace.attempts ??= [];
     kept.trace.attempts.push({

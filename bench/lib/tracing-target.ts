@@ -7,8 +7,9 @@
  *     switchboard-per-request-tracing-0.01,switchboard-per-request-tracing-1 \
  *     --versus switchboard-per-request
  *
- * The bench's requests carry no `traceparent`, so the ratio decides. `switchboard-per-request`
- * (no `tracing:`) is the row both are measured against.
+ * The bench's requests carry no `traceparent`, so the ratio decides; `-tracing-0` shows the
+ * fixed cost (the hooks, the sampling draw, the upstream channels) with nothing sampled.
+ * `switchboard-per-request` (no `tracing:`) is the row they are measured against.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,8 +51,9 @@ export function tracingTarget(name: string, ratio: number): Target {
   };
 }
 
-/** The two rows. */
+/** The rows: ratio 0 (the fixed cost of the hooks, nothing sampled), 0.01 and 1. */
 export const TRACING_TARGETS: readonly Target[] = [
+  tracingTarget('switchboard-per-request-tracing-0', 0),
   tracingTarget('switchboard-per-request-tracing-0.01', 0.01),
   tracingTarget('switchboard-per-request-tracing-1', 1),
 ];
