@@ -33,6 +33,7 @@ export class BoundedProcessor implements SpanProcessor, TracerStats {
   #queue: ReadableSpan[] = [];
   #exporting: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #immediate: NodeJS.Immediate | undefined;
   #closed = false;
 
   constructor(exporter: SpanExporter, bounds: ProcessorBounds) {
@@ -54,9 +55,16 @@ export class BoundedProcessor implements SpanProcessor, TracerStats {
     }
     this.#queue.push(span);
     if (this.#exporting !== undefined) return; // the running export sends the rest when it ends
-    if (this.#queue.length >= this.#bounds.batchSize) this.#send();
-    else this.#timer ??= setTimeout(() => this.#send(), this.#bounds.flushInterval).unref();
+    // A full batch goes on the next turn, not inside this span's end: its serialisation (protobuf
+    // or JSON, the bulk of an export's CPU) then never runs within a request's own callback.
+    if (this.#queue.length >= this.#bounds.batchSize) this.#immediate ??= setImmediate(this.#sendNow);
+    else this.#timer ??= setTimeout(this.#sendNow, this.#bounds.flushInterval).unref();
   }
+
+  readonly #sendNow = (): void => {
+    this.#immediate = undefined;
+    this.#send();
+  };
 
   /** Sends one batch now (when none is in flight); the rest follows as each export ends. */
   #send(): void {
@@ -99,6 +107,7 @@ export class BoundedProcessor implements SpanProcessor, TracerStats {
     this.dropped += this.#queue.length;
     this.#queue = [];
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     await this.#exporter.shutdown();
   }
 }

@@ -50,6 +50,9 @@ function request(headers: Record<string, string>): Request {
   } as unknown as Request;
 }
 
+/** A full batch is exported on the next turn (bounded-processor.ts). */
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
 function record(): AccessRecord {
   return { listener: 'web', client: '', bytesIn: 0, bytesOut: 0, durationMs: 0, result: 'ok' };
 }
@@ -69,7 +72,7 @@ describe('the record tracer', () => {
     return exporter;
   }
 
-  it('a sampled parent: one SERVER span, child of the caller, with the record on the access line', () => {
+  it('a sampled parent: one SERVER span, child of the caller, with the record on the access line', async () => {
     const exporter = start(0);
     const r = record();
     describeRequest(r, request({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'k=v' }));
@@ -81,6 +84,7 @@ describe('the record tracer', () => {
     r.action = 'answer';
     r.durationMs = 12;
     logRequest(r, undefined);
+    await nextTurn();
     const [span] = exporter.getFinishedSpans();
     expect(exporter.getFinishedSpans()).toHaveLength(1);
     expect(span?.spanContext().traceId).toBe(TRACE);
@@ -102,7 +106,7 @@ describe('the record tracer', () => {
     expect(r.span_id).toBe(span?.spanContext().spanId);
   });
 
-  it('an unsampled parent: no span; no parent: the ratio decides (1: a new root, 0: none)', () => {
+  it('an unsampled parent: no span; no parent: the ratio decides (1: a new root, 0: none)', async () => {
     const exporter = start(0);
     const a = record();
     describeRequest(a, request({ traceparent: `00-${TRACE}-${PARENT}-00` }));
@@ -110,15 +114,18 @@ describe('the record tracer', () => {
     const b = record();
     describeRequest(b, request({}));
     logRequest(b, undefined);
+    await nextTurn();
     expect(exporter.getFinishedSpans()).toHaveLength(0);
     expect(a.trace_id).toBeUndefined();
   });
 
-  it('ratio 1 without a parent: a root span with a fresh trace id', () => {
+  it('ratio 1 without a parent: a root span with a fresh trace id', async () => {
     const exporter = start(1);
     const r = record();
     describeRequest(r, request({ traceparent: 'garbage' }));
     logRequest(r, undefined);
+    await nextTurn();
+    expect(exporter.getFinishedSpans()).toHaveLength(1);
     const [span] = exporter.getFinishedSpans();
     expect(span?.parentSpanContext).toBeUndefined();
     expect(r.trace_id).toMatch(/^[0-9a-f]{32}$/);
