@@ -35,16 +35,19 @@ describe('worker panel /metrics from the first request', () => {
       }
       for (let i = 0; i < 20; i++) if ((await httpGet(port)).status === 200) served++;
     });
-    router = await startTestRouter(
-      {
-        panel: { name: 'worker', threads: 2 },
-        listeners: [{ name: 'web', address: `127.0.0.1:${port}` }],
-        addressBook: { name: 'file', path: 'servers.yaml' },
-        admin: { address: '127.0.0.1:0' },
-      },
-      { dir: await tempDir({ 'servers.yaml': `- { host: www.example.test, backends: [${a.address}] }\n` }) },
-    );
-    starting = false;
+    try {
+      router = await startTestRouter(
+        {
+          panel: { name: 'worker', threads: 2 },
+          listeners: [{ name: 'web', address: `127.0.0.1:${port}` }],
+          addressBook: { name: 'file', path: 'servers.yaml' },
+          admin: { address: '127.0.0.1:0' },
+        },
+        { dir: await tempDir({ 'servers.yaml': `- { host: www.example.test, backends: [${a.address}] }\n` }) },
+      );
+    } finally {
+      starting = false; // the clients stop retrying even when the start failed
+    }
     await Promise.all(clients);
     expect(served).toBeGreaterThan(0);
     const scrape = async () => {
