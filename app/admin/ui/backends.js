@@ -6,28 +6,7 @@
 // tables are rebuilt only when the set of rows changes.
 import { ApiError, call, Unauthorized } from './api.js';
 import { dur, fill, h, num, table } from './dom.js';
-
-/** Whether this router has `fleet:` (GET /fleet answers 200): the scope select shows only then. */
-let fleet;
-let askingFleet = false;
-
-function askFleet() {
-  if (fleet !== undefined || askingFleet) return;
-  askingFleet = true;
-  call('../fleet')
-    .then(
-      () => {
-        fleet = true;
-      },
-      (e) => {
-        // 404 { fleet: false }: no fleet. A refused token is asked again on the next render.
-        if (!(e instanceof Unauthorized)) fleet = false;
-      },
-    )
-    .finally(() => {
-      askingFleet = false;
-    });
-}
+import { hasFleet } from './fleet.js';
 
 const HEADERS = ['backend', 'state', 'weight', 'active', 'conn/s', 'total', 'failures', 'latency EWMA', 'health', ''];
 
@@ -96,7 +75,7 @@ function update(row, b, c, policy) {
   set('override', mode.text);
   row.querySelector('[data-field="override"]').title = mode.title;
   row.dataset.modeScope = b.modeScope ?? '';
-  row.querySelector('select.scope').hidden = fleet !== true;
+  row.querySelector('select.scope').hidden = hasFleet() !== true;
   const w = c.weight ?? b.weight;
   // A fleet weight says so and by whom; this router's own stays "(set)" (its label: on hover).
   const weight = overrideLabel(b, b.weightScope);
@@ -115,7 +94,7 @@ function update(row, b, c, policy) {
 function controls(id, onDone, errorEl) {
   const scope = h(
     'select',
-    { class: 'scope', hidden: fleet !== true, 'aria-label': `scope of the controls of ${id}` },
+    { class: 'scope', hidden: hasFleet() !== true, 'aria-label': `scope of the controls of ${id}` },
     h('option', { value: 'local' }, 'this router'),
     h('option', { value: 'fleet' }, 'fleet'),
   );
@@ -171,7 +150,6 @@ function row(b, c, onDone, errorEl) {
 
 /** Renders (or updates) the backends view into `el`; `onDone` refreshes after a control. */
 export function renderBackends(el, data, routes, onDone) {
-  askFleet();
   const grouped = groups(data, routes);
   const shape = JSON.stringify(
     [...grouped].map(([k, subs]) => [k, [...subs].map(([s, l]) => [s, l.map((x) => x.b.id)])]),

@@ -1,8 +1,10 @@
 // The dashboard's entry: token prompt, polling of `GET /ui/data` once a second, the routing
-// table when the config version changes, and the six views (one module each).
+// table when the config version changes, GET /fleet (probed once; read again while the Fleet view
+// is shown) and the seven views (one module each; Fleet only with `fleet:`).
 import { call, setToken, Unauthorized } from './api.js';
 import { renderBackends } from './backends.js';
 import { setupExplain, updateListeners } from './explain.js';
+import { hasFleet, loadFleet, renderFleet } from './fleet.js';
 import { renderPolicies } from './policies.js';
 import { renderReloads } from './reloads.js';
 import { renderRoutes, setupRoutes } from './routes.js';
@@ -26,7 +28,7 @@ function status(text, kind = '') {
 
 function showView(view) {
   const known = [...document.querySelectorAll('#tabs a')].map((a) => a.dataset.view);
-  state.view = known.includes(view) ? view : 'backends';
+  state.view = known.includes(view) && !(view === 'fleet' && hasFleet() === false) ? view : 'backends';
   for (const s of document.querySelectorAll('main > section')) s.hidden = s.dataset.view !== state.view;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.view === state.view);
   render();
@@ -36,11 +38,15 @@ function render() {
   const { data, routes } = state;
   if (data === undefined) return;
   $('version').textContent = `config ${data.version}`;
+  $('tab-fleet').hidden = hasFleet() !== true;
+  // The Fleet view of a router without `fleet:` (an old #fleet link): back to the backends.
+  if (state.view === 'fleet' && hasFleet() === false) return showView('backends');
   if (state.view === 'backends') renderBackends($('backends-body'), data, routes, refresh);
   else if (state.view === 'traffic') renderTraffic($('traffic-body'), $('traffic-chart'), data, state.samples);
   else if (state.view === 'routes') renderRoutes($('routes-body'), routes);
   else if (state.view === 'reloads') renderReloads($('reloads-body'), data, refresh);
   else if (state.view === 'policies') renderPolicies($('policies-body'), data);
+  else if (state.view === 'fleet') renderFleet($('fleet-body'), data);
 }
 
 function askToken(message) {
@@ -65,6 +71,7 @@ async function refresh() {
     state.routesVersion = data.version;
     updateListeners(data.listeners);
   }
+  await loadFleet(state.view === 'fleet');
   render();
 }
 
