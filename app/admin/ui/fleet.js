@@ -10,7 +10,7 @@
 //    "last seen" follows the page's polling; other views cost no extra request.
 // 3. "Last seen" is measured against the router's clock (`now` of GET /ui/data), not the
 //    browser's, so a skewed laptop clock does not age the members.
-import { ApiError, call } from './api.js';
+import { ApiError, call, Unauthorized } from './api.js';
 import { clock, fill, h, table } from './dom.js';
 
 /** Whether this router has `fleet:`: undefined until GET /fleet answered, then true or false. */
@@ -30,13 +30,15 @@ export async function loadFleet(wanted) {
     last = await call('../fleet');
     present = true;
   } catch (e) {
-    // 404 { fleet: false }: no fleet. Anything else (a refused token too) is the page's to show.
+    // 404 { fleet: false }: no fleet. A refused token is the page's to ask for; another failure
+    // of the first probe leaves the answer unknown (asked again on the next poll) rather than
+    // stopping the other views; one of the Fleet view's own reads shows as the page's error.
     if (e instanceof ApiError && e.status === 404) {
       present = false;
       last = undefined;
       return;
     }
-    throw e;
+    if (e instanceof Unauthorized || present === true) throw e;
   }
 }
 
