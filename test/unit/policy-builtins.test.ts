@@ -84,7 +84,7 @@ describe('block: the list file is watched', () => {
     );
     expect([denied('192.0.2.2'), denied('192.0.2.3')]).toEqual([true, false]);
     await set.close();
-  });
+  }, 20_000); // two stat-polled reloads: on a CI machine running test files in parallel, more than 5 s
 });
 
 describe('respond', () => {
