@@ -222,7 +222,20 @@ describe.skipIf(BINARIES.some((b) => !existsSync(b)))('examples/fleet end to end
     const r3 = state.parts.find((p) => p.name === 'router-3')!.pid;
     process.kill(r3, 'SIGKILL');
     await eventually(() => !alive(r3), 5000, 'router-3 gone');
-    for (let i = 0; i < 9; i++) expect((await get(state.ports.haproxyHttp as number)).status).toBe(200);
+    // HAProxy (no health checks) learns of the dead router from failed connects; a connection it
+    // had already handed to router-3 as it died can hang up (seen once in CI), so the claim is
+    // that nine requests in a row are then served by the others.
+    await eventually(
+      async () => {
+        for (let i = 0; i < 9; i++) {
+          const answer = await get(state.ports.haproxyHttp as number).catch(() => undefined);
+          if (answer?.status !== 200) return false;
+        }
+        return true;
+      },
+      10_000,
+      'nine requests in a row served through HAProxy without router-3',
+    );
     await eventually(
       async () => {
         const fleet = JSON.parse((await adminGet(admin(1), '/fleet')).body) as { members: { id: string }[] };
