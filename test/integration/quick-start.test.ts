@@ -4,7 +4,10 @@
  * every command of the section's "another terminal" blocks is run as written — ports
  * substituted, `npx switchboard` as `node bin/switchboard.js` — and its output is checked against
  * the comment beside it: the routing curls, the admin curls, the 70/30 split across clients,
- * `route` for one client, one access-log line per request, and the demo backends alone.
+ * `route` for one client, one access-log line per request, and the demo backends alone. Issue 45
+ * items 8 and 9: the install block sources scripts/use-node.sh before `npm install`, the
+ * `node examples/demo/backends.ts` line says it needs the sourced Node on an older one, and the
+ * refusal sample (`bad.yaml` and what `check` prints for it) is what `check` really prints.
  */
 import { type ChildProcess, exec, spawn } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
@@ -28,10 +31,18 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/** README's "Quick start" section, up to the next section. */
+async function quickStart(): Promise<string> {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('\n## Quick start\n');
+  expect(start).toBeGreaterThan(-1);
+  const end = readme.indexOf('\n## ', start + 1);
+  return readme.slice(start, end === -1 ? undefined : end);
+}
+
 /** The shell commands of README's Quick start after "in another terminal" (one per entry). */
 async function quickStartCommands(): Promise<string[]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Command line'));
+  const section = await quickStart();
   const after = section.slice(section.indexOf('Then, in another terminal'));
   const blocks = [...after.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
   const commands: string[] = [];
@@ -163,6 +174,50 @@ describe('README quick start', () => {
       .map((l) => JSON.parse(l) as { host?: string });
     expect(lines).toHaveLength(proxied);
   }, 60_000);
+
+  it('the install block sources scripts/use-node.sh before npm install; the backends line names the Node it needs', async () => {
+    const section = await quickStart();
+    const install = /```sh\n([\s\S]*?)```/.exec(section)![1]!.split('\n');
+    const source = install.findIndex((l) => l.startsWith('. scripts/use-node.sh'));
+    const npmInstall = install.findIndex((l) => l.startsWith('npm install'));
+    expect(source).toBeGreaterThan(-1);
+    expect(npmInstall).toBeGreaterThan(source);
+    expect(install.findIndex((l) => l.startsWith('npm test'))).toBeGreaterThan(npmInstall);
+    // The prose right before the block that runs the demo backends alone says why Node 20 fails.
+    const block = section.slice(0, section.indexOf('node examples/demo/backends.ts')).lastIndexOf('```sh');
+    const lead = section.slice(section.lastIndexOf('\n\n', block - 3), block);
+    expect(lead).toMatch(/Node ≥ 22\.18/);
+    expect(lead).toContain('scripts/use-node.sh');
+  });
+
+  it('the refusal sample is what `switchboard check` prints for bad.yaml, exit code included', async () => {
+    const section = await quickStart();
+    const config = /```yaml\n# bad\.yaml\n([\s\S]*?)```/.exec(section);
+    const sample = /```\n\$ npx switchboard check --config bad\.yaml; echo "exit \$\?"\n([\s\S]*?)```/.exec(section);
+    expect(config, 'a ```yaml block starting # bad.yaml').not.toBeNull();
+    expect(sample, 'a block with $ npx switchboard check --config bad.yaml; echo "exit $?"').not.toBeNull();
+    const lines = sample![1]!.trimEnd().split('\n');
+    const exit = lines.pop()!;
+    const bad = await tempDir({ 'bad.yaml': config![1]! });
+    try {
+      const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, 'bin/switchboard.js'), 'check', '--config', 'bad.yaml'], {
+          cwd: bad,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (c) => (out += c));
+        child.stderr.on('data', (c) => (err += c));
+        child.once('close', (code) => resolve({ code: code ?? -1, stdout: out, stderr: err }));
+      });
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n')).toEqual(lines);
+      expect(`exit ${r.code}`).toBe(exit);
+    } finally {
+      await rm(bad, { recursive: true, force: true });
+    }
+  });
 
   it('the demo backends run alone (node examples/demo/backends.ts)', async () => {
     const ports = await freePorts(5);

@@ -1,7 +1,7 @@
 /**
  * Every relative link in README.md and docs/*.md resolves (issue 45 item 9): the file or folder
  * it names exists, and its `#anchor`, when it has one and points at a markdown file, is the
- * GitHub slug of one of that file's headings. Links inside code (fenced blocks, inline code) and
+ * GitHub slug of one of that file's headings (or an explicit `<a id>`). Links inside code (fenced blocks, inline code) and
  * HTML comments are not links; absolute URLs are not checked.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -40,6 +40,8 @@ function anchors(text: string): Set<string> {
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
   }
+  // An explicit anchor (`<a id="x"></a>`), as GitHub renders it: kept where a section moved.
+  for (const m of withoutFences.matchAll(/<a (?:id|name)="([^"]+)"><\/a>/g)) out.add(m[1]!);
   return out;
 }
 
@@ -85,7 +87,8 @@ describe('documentation links', () => {
     const text = [
       '# Title',
       '## Two words (`x: y`)',
-      '[ok](#two-words-x-y) [ok](#title) [ok](../README.md) [web](https://example.test/#nope)',
+      '<a id="moved"></a>',
+      '[ok](#two-words-x-y) [ok](#title) [ok](#moved) [ok](../README.md) [web](https://example.test/#nope)',
       '[gone](no-such-page.md) [bad](#nowhere) [bad](../README.md#no-such-heading)',
       '`[code](no-such-file.md)`',
       '```',
