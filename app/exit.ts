@@ -1,5 +1,5 @@
 /**
- * Exit codes and the one place the CLI turns an error into stderr lines (README "Command line"),
+ * Exit codes and the one place the CLI turns an error into stderr lines (docs/operations.md "Exit codes"),
  * shared by the commands (cli/) and the demo (examples/demo/start.ts):
  *
  *   0  ok (route: routed)

@@ -1,6 +1,6 @@
 /**
  * What `--help` adds after commander's option list for each command: examples, signals, exit
- * codes and environment variables (README "Command line"). Kept as data beside the commands so
+ * codes and environment variables (docs/operations.md "Commands"). Kept as data beside the commands so
  * a new flag and its help change together; `addHelp` attaches them by command name.
  */
 import type { Command } from 'commander';

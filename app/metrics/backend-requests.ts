@@ -1,5 +1,5 @@
 /**
- * Per-backend request metrics (README "Metrics"), kept cheap on the request path:
+ * Per-backend request metrics (docs/operations.md "Metrics"), kept cheap on the request path:
  *
  *   switchboard_backend_requests_total{cluster,backend,result}          counter
  *   switchboard_backend_request_duration_seconds{cluster,backend}       histogram

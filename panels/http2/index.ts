@@ -17,6 +17,6 @@ export const http2Panel = {
   name: 'http2',
   create: server.create,
   validate: (config) => http2Refusals(config),
-  // One per client connection: upstreams are pooled per backend, not per client (README "Limits").
+  // One per client connection: upstreams are pooled per backend, not per client (docs/configuration.md "Limits").
   descriptorsPerConnection: () => 1,
 } satisfies PanelFactory & PanelValidator & DescriptorBudget;

@@ -3,7 +3,7 @@
  * of being ignored at run time. The panel terminates HTTP/2 and routes every stream, so options
  * that only make sense for a byte splice are refused here; every listener and cluster option the
  * two pipelines implement (caps, PROXY in, TLS termination and clientAuth, upstream TLS, outbound
- * PROXY…) is honoured and not listed. README.md "Panels and options" has the whole table.
+ * PROXY…) is honoured and not listed. docs/panels.md "Panels and options" has the whole table.
  */
 import type { Config } from '../../src/config/schema.ts';
 

@@ -80,7 +80,7 @@ export function configureLogger(logger: Logger, log: { readonly level: string; r
   sink?.setFormat(resolveLogFormat(log.format, sink.tty));
 }
 
-/** One access-log record. Field names are documented in README "Access log". */
+/** One access-log record. Field names are documented in docs/operations.md "Access log". */
 export interface AccessRecord {
   listener: string;
   client: string;

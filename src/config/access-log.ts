@@ -21,7 +21,7 @@ import { RESULT_STATUS } from '../base/errors.ts';
 import { duration } from './duration.ts';
 
 /**
- * The result codes an access line can carry (README "Access log"): the wire results, `ok`, and
+ * The result codes an access line can carry (docs/operations.md "Access log"): the wire results, `ok`, and
  * the ends the data path names itself. The admin listener's refusals never reach the log.
  */
 export const ACCESS_RESULTS: readonly string[] = [

@@ -9,7 +9,7 @@
  * (the admin listener holds at most `admin.maxConnections` sockets, app/admin/connection-bounds.ts;
  * no admin section, none). A panel may state
  * its own figure (src/panel/capabilities.ts `DescriptorBudget`): the http2 panel holds 1 per connection (its
- * client socket; its upstream pools are shared per backend, see README "Limits"). Node
+ * client socket; its upstream pools are shared per backend, see docs/configuration.md "Limits"). Node
  * raises its soft limit to the hard limit at start, so the soft limit read here is the
  * effective one.
  */

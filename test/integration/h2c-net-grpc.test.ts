@@ -2,7 +2,7 @@
  * gRPC through the splicing `net` panel, @grpc/grpc-js on both ends (examples/grpc): grpc-js
  * sends no HEADERS before the server's SETTINGS, so the router answers the preface with its own
  * empty SETTINGS while it peeks, routes the channel by its first call's `:authority` and `:path`,
- * and cuts the client's one ACK of those SETTINGS (README "HTTP/2 and gRPC"). Every call carries
+ * and cuts the client's one ACK of those SETTINGS (docs/http2.md). Every call carries
  * a deadline of a few seconds: without the router's SETTINGS no call ever starts (grpc-js gives
  * up with UNAVAILABLE after its 20 s connect timeout).
  */

@@ -3,7 +3,7 @@
  * connection is routed by its first HEADERS (`:authority`, `:path`) and spliced, so the bytes a
  * backend receives equal the bytes the client sent minus one SETTINGS ACK: the router answers
  * the preface with its own empty SETTINGS while it peeks (clients such as grpc-js wait for them)
- * and cuts the client's ACK of them (README "HTTP/2 and gRPC"). Recording relays sit in front of
+ * and cuts the client's ACK of them (docs/http2.md). Recording relays sit in front of
  * the router (what the client sent) and in front of each real h2c backend (what arrived there).
  * Refusals (bad preface, CONTINUATION flood) answer GOAWAY and reach no backend.
  */

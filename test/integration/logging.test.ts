@@ -267,7 +267,7 @@ describe('switchboard start --log-format pretty (worker panel, info level)', () 
 });
 
 describe("the router's own answers count their bytes on every panel and routing mode", () => {
-  // The http2 panel counts body bytes, as for the responses it forwards (README "Access log").
+  // The http2 panel counts body bytes, as for the responses it forwards (docs/operations.md "Access log").
   it.each([
     ['net, per-connection routing', { panel: 'net', routing: 'per-connection' }, false],
     ['http2 panel, HTTP/1.1 client', { panel: 'http2' }, true],
