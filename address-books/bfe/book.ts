@@ -19,9 +19,11 @@ import { z } from 'zod';
 import { SwitchboardError } from '../../src/base/errors.ts';
 import { type FileWatcher, watchFiles } from '../../src/base/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
+import type { RoutesOrigin } from '../../src/contracts/types.ts';
 import { JsonPieces } from '../lib/json-steps.ts';
 import { readSourceBytes } from '../lib/read-source.ts';
 import { runSliced } from '../lib/sliced.ts';
+import { contentVersion, fileOrigin } from '../lib/source-version.ts';
 import { loadBfeDir } from './bfe-json.ts';
 import { BfeSnapshotBook } from './bfe-snapshot-book.ts';
 import { compileRoutingTableSliced } from './compile.ts';
@@ -58,6 +60,8 @@ interface Loaded {
   /** The routes file's bytes, or the BFE directory's fingerprint. */
   readonly fingerprint: Buffer | string;
   readonly files: readonly string[];
+  /** Where the new snapshot came from (the `routes updated` line); with `snapshot`. */
+  readonly origin?: RoutesOrigin;
 }
 
 /** The `bfe` AddressBook instance (see the file header for its lifecycle). */
@@ -142,7 +146,7 @@ export class BfeAddressBook extends BfeSnapshotBook {
   #swap(loaded: Loaded): void {
     if (loaded.snapshot === undefined) return;
     this.#fingerprint = loaded.fingerprint;
-    this.swap(loaded.snapshot);
+    this.swap(loaded.snapshot, loaded.origin);
   }
 
   /** Reads and compiles the source; `snapshot` is undefined when the source did not change. */
@@ -159,7 +163,7 @@ export class BfeAddressBook extends BfeSnapshotBook {
       const source = `addressBook.routes: ${o.routes}`;
       const previous = this.liveSnapshot;
       const snapshot = await compileRoutingTableSliced(await this.#parse(bytes, file), { source, previous });
-      return { snapshot, fingerprint: bytes, files: [file] };
+      return { snapshot, fingerprint: bytes, files: [file], origin: await fileOrigin('bfe', file, bytes) };
     }
     if (o.bfeConfDir !== undefined) {
       const confDir = resolve(dir, o.bfeConfDir);
@@ -172,11 +176,14 @@ export class BfeAddressBook extends BfeSnapshotBook {
         source: `addressBook.bfeConfDir: ${o.bfeConfDir}`,
         previous: this.liveSnapshot,
       });
-      return { snapshot, fingerprint: loaded.fingerprint, files: loaded.files };
+      const origin = { book: 'bfe', source: confDir, version: contentVersion(loaded.fingerprint) };
+      return { snapshot, fingerprint: loaded.fingerprint, files: loaded.files, origin };
     }
     const { routes: _r, bfeConfDir: _b, ...table } = o;
     const snapshot = await compileRoutingTableSliced(table, { pathPrefix: 'addressBook' });
-    return { snapshot, fingerprint: '', files: [] };
+    // Inline routes change only with the config: the hash of the table names them.
+    const origin = { book: 'bfe', source: 'config', version: contentVersion(JSON.stringify(table)) };
+    return { snapshot, fingerprint: '', files: [], origin };
   }
 }
 

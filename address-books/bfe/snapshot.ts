@@ -11,11 +11,12 @@
  *   advanced rules, in order ─first match─► Candidates     (none → no route)
  */
 import { canonicalIp } from '../../src/base/ip.ts';
-import type { BackendEntry, Candidates, Request } from '../../src/contracts/types.ts';
+import type { BackendEntry, Candidates, Request, RoutesInventory } from '../../src/contracts/types.ts';
 import { type AdvancedRule, firstMatch } from './advanced-rules.ts';
 import type { BasicRuleTree } from './basic-rules.ts';
 import type { CompiledCluster } from './clusters.ts';
 import type { HostEntry, HostTable } from './host-table.ts';
+import { tableInventory } from './inventory.ts';
 import type { BuildMemo } from './reuse.ts';
 import type { RoutingTable } from './routing-table.ts';
 
@@ -98,6 +99,11 @@ export class Snapshot {
    */
   backendGroups(): (readonly BackendEntry[])[] {
     return Array.from(this.clusters.values(), entriesOf);
+  }
+
+  /** Its hosts, products, clusters and backends by name (`routes updated`; made once, when asked). */
+  inventory(): RoutesInventory {
+    return tableInventory(this.table);
   }
 }
 

@@ -122,8 +122,10 @@ export class EtcdAddressBook extends BfeSnapshotBook {
           );
       try {
         if (!outage) throw error;
-        await this.startFromLastGood(error, (data) =>
-          compileBfeReadSliced(storeRead(data), `${this.#source} (last-good cache)`),
+        await this.startFromLastGood(
+          error,
+          (data) => compileBfeReadSliced(storeRead(data), `${this.#source} (last-good cache)`),
+          { book: 'etcd', source: this.#prefix, version: 'last-good cache' },
         );
       } catch (failed) {
         this.#client.close();
@@ -221,7 +223,7 @@ export class EtcdAddressBook extends BfeSnapshotBook {
     const view = await compileBfeReadSliced(read, this.#source, this.liveSnapshot);
     if (this.#closed && this.loaded) return;
     this.snapshotRevision = revision;
-    this.swapLive(view, read.input);
+    this.swapLive(view, read.input, { book: 'etcd', source: this.#prefix, version: `revision ${revision}` });
   }
 
   #disconnected(): void {

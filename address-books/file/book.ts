@@ -7,8 +7,19 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { type FileWatcher, watchFiles } from '../../src/base/file-watch.ts';
 import type { AddressBookFactory, PluginContext } from '../../src/contracts/plugin.ts';
-import type { AddressBook, BackendEntry, Candidates, Request, RoutingTableSource } from '../../src/contracts/types.ts';
+import type {
+  AddressBook,
+  BackendEntry,
+  Candidates,
+  DescribedRoutes,
+  Request,
+  RoutesInventory,
+  RoutesOrigin,
+  RoutingTableSource,
+} from '../../src/contracts/types.ts';
 import { readSourceFile } from '../lib/read-source.ts';
+import { fileOrigin } from '../lib/source-version.ts';
+import { matcherInventory } from './inventory.ts';
 import { buildMatcher, type FileMatcher } from './matcher.ts';
 import { type FileEntry, parseEntries } from './parse.ts';
 
@@ -21,9 +32,10 @@ interface Snapshot {
   readonly entries: readonly FileEntry[];
   readonly matcher: FileMatcher;
   readonly text: string;
+  readonly origin: RoutesOrigin;
 }
 
-class FileBook implements AddressBook, RoutingTableSource {
+class FileBook implements AddressBook, RoutingTableSource, DescribedRoutes {
   readonly #path: string;
   readonly #watch: boolean;
   readonly #context: PluginContext;
@@ -59,11 +71,22 @@ class FileBook implements AddressBook, RoutingTableSource {
     return this.#snapshot?.entries;
   }
 
+  /** The file, the hash of the text serving now and its mtime. */
+  routesOrigin(): RoutesOrigin | undefined {
+    return this.#snapshot?.origin;
+  }
+
+  routesInventory(): RoutesInventory | undefined {
+    const s = this.#snapshot;
+    return s === undefined ? undefined : matcherInventory(s.matcher);
+  }
+
   async #load(): Promise<void> {
     const text = await readSourceFile(this.#path, 'addressBook.path');
     if (text === this.#snapshot?.text) return;
     const entries = parseEntries(text, this.#path);
-    this.#snapshot = Object.freeze({ entries: Object.freeze(entries), matcher: buildMatcher(entries), text });
+    const origin = await fileOrigin('file', this.#path, text);
+    this.#snapshot = Object.freeze({ entries: Object.freeze(entries), matcher: buildMatcher(entries), text, origin });
     this.#version++;
     this.#context.snapshotChanged?.(this);
   }
@@ -77,11 +100,8 @@ class FileBook implements AddressBook, RoutingTableSource {
 
   async #reload(): Promise<void> {
     try {
-      const before = this.#version;
+      // A new list is logged by the runtime (`routes updated`, with the file's hash and counts).
       await this.#load();
-      if (this.#version !== before) {
-        this.#context.logger.info({ book: 'file', path: this.#path, version: this.#version }, 'address book reloaded');
-      }
     } catch (e) {
       this.#context.logger.warn(
         { book: 'file', path: this.#path, err: (e as Error).message },

@@ -14,7 +14,10 @@ import type {
   BackendGroups,
   BackendLister,
   Candidates,
+  DescribedRoutes,
   Request,
+  RoutesInventory,
+  RoutesOrigin,
   RoutingTableSource,
 } from '../../src/contracts/types.ts';
 import { formatAge, type LastGoodFile } from './last-good.ts';
@@ -30,10 +33,14 @@ export interface BookView {
   backends(): Iterable<BackendEntry>;
   /** The same entries in groups kept while unchanged (`BackendGroups`), when the view has them. */
   backendGroups?(): readonly (readonly BackendEntry[])[];
+  /** Its hosts, products, clusters and backends by name (`DescribedRoutes`), when the view can say. */
+  inventory?(): RoutesInventory;
 }
 
 /** An address book over one swappable BookView; subclasses supply the source. */
-export abstract class SnapshotBook implements AddressBook, RoutingTableSource, BackendLister, BackendGroups {
+export abstract class SnapshotBook
+  implements AddressBook, RoutingTableSource, BackendLister, BackendGroups, DescribedRoutes
+{
   /** `address-books.<name>`: the start of every log line and error of this book. */
   protected readonly label: string;
   protected readonly context: PluginContext;
@@ -45,6 +52,8 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
   /** Set while the view came from the last-good cache rather than the store: when it was saved. */
   staleSince: Date | undefined;
   readonly #lastGood: LastGoodFile | undefined;
+  /** Where the view serving now came from, in the store's own terms (`swap`'s `origin`). */
+  #origin: RoutesOrigin | undefined;
 
   constructor(label: string, context: PluginContext, lastGood?: LastGoodFile) {
     this.label = label;
@@ -80,6 +89,16 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
     return this.#view?.backendGroups?.();
   }
 
+  /** Where the view serving now came from and the store's version of it (undefined: the subclass does not say). */
+  routesOrigin(): RoutesOrigin | undefined {
+    return this.#origin;
+  }
+
+  /** What the view serving now holds, by name (undefined before the first swap, or for a view that cannot say). */
+  routesInventory(): RoutesInventory | undefined {
+    return this.#view?.inventory?.();
+  }
+
   /** The view serving now (undefined before the first swap). */
   protected get view(): BookView | undefined {
     return this.#view;
@@ -90,9 +109,13 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
     return this.#view !== undefined;
   }
 
-  /** Replaces the view (one reference), bumps `version` and tells the runtime. */
-  protected swap(view: BookView): void {
+  /**
+   * Replaces the view (one reference), bumps `version` and tells the runtime; `origin`: where
+   * the view came from in the store's own terms (`routesOrigin`, the `routes updated` line).
+   */
+  protected swap(view: BookView, origin?: RoutesOrigin): void {
     this.#view = view;
+    this.#origin = origin;
     this.version++;
     this.lastError = undefined;
     this.context.snapshotChanged?.(this);
@@ -102,8 +125,8 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
    * Swaps in a view built from the live store and saves `data` (what it was compiled from) as
    * the last good snapshot. The first one after a start from the cache ends the stale period.
    */
-  protected swapLive(view: BookView, data: unknown): void {
-    this.swap(view);
+  protected swapLive(view: BookView, data: unknown, origin?: RoutesOrigin): void {
+    this.swap(view, origin);
     const stale = this.staleSince;
     if (stale !== undefined) {
       this.staleSince = undefined;
@@ -123,6 +146,7 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
   protected async startFromLastGood(
     cause: Error,
     restore: (data: unknown) => BookView | Promise<BookView>,
+    origin?: RoutesOrigin,
   ): Promise<void> {
     const lg = this.#lastGood;
     if (lg === undefined) throw cause;
@@ -150,7 +174,7 @@ export abstract class SnapshotBook implements AddressBook, RoutingTableSource, B
         },
       );
     }
-    this.swap(view);
+    this.swap(view, origin === undefined ? undefined : { ...origin, changedAt: savedAt.toISOString() });
     this.staleSince = savedAt;
     const age = Date.now() - savedAt.getTime();
     this.context.logger.warn(

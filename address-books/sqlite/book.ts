@@ -126,8 +126,10 @@ export class SqliteAddressBook extends BfeSnapshotBook {
         ? e
         : new SwitchboardError('SWB_ERR_ADDRESS_BOOK', `${this.#source}: read: ${(e as Error).message}`);
       try {
-        await this.startFromLastGood(error, (data) =>
-          compileRead(storeRead(data), this.#options.model, `${this.#source} (last-good cache)`),
+        await this.startFromLastGood(
+          error,
+          (data) => compileRead(storeRead(data), this.#options.model, `${this.#source} (last-good cache)`),
+          { book: 'sqlite', source: this.#file, version: 'last-good cache' },
         );
       } catch (failed) {
         this.#closeDb();
@@ -205,7 +207,11 @@ export class SqliteAddressBook extends BfeSnapshotBook {
       this.#dataVersion = version;
     }
     if (this.#closed && this.loaded) return;
-    this.swapLive(view, read.input);
+    // The change log's revision is the file's own (any writer, any process); without a log,
+    // `data_version` (this connection's count of other connections' commits) is all there is.
+    const rev = this.#base?.position.rev;
+    const own = rev === undefined ? `data_version ${version}` : `change ${rev}`;
+    this.swapLive(view, read.input, { book: 'sqlite', source: this.#file, version: own });
   }
 
   /**

@@ -10,6 +10,7 @@ import { formatIssues } from '../../src/config/errors.ts';
 import type { BackendEntry, Request } from '../../src/contracts/types.ts';
 import { compileRoutingTable, compileRoutingTableSliced } from '../bfe/compile.ts';
 import type { Snapshot } from '../bfe/snapshot.ts';
+import { matcherInventory } from '../file/inventory.ts';
 import { buildMatcher } from '../file/matcher.ts';
 import { entrySchema, type FileEntry } from '../file/parse.ts';
 import type { BookView } from '../lib/snapshot-book.ts';
@@ -79,6 +80,7 @@ export function compileClassicRead(read: StoreRead, source: string): BookView {
   return Object.freeze({
     table: Object.freeze(entries),
     findAddresses: (request: Request) => matcher.match(request.host, request.path),
+    inventory: () => matcherInventory(matcher),
     *backends(): Iterable<BackendEntry> {
       for (const c of matcher.all)
         for (const backend of c.subclusters[0]!.backends) yield { backend, policy: c.policy, cluster: c.cluster };

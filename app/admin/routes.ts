@@ -7,7 +7,7 @@
  * | GET    | /healthz  | 200 `ok` while the process runs                                |
  * | GET    | /readyz   | 200 `ready` (`ready (fleet degraded: …)`); 503 `draining` once shutdown began, or `starting` |
  * | GET    | /metrics  | Prometheus text (src/metrics.ts)                               |
- * | GET    | /routes   | { version, routes }: the book's routing table, when it has one |
+ * | GET    | /routes   | { version, book, routes }: the book's origin, own version and counts; its routing table, when it has one |
  * | GET    | /backends | { version, backends: [registry state + health] }               |
  * | GET    | /version  | { version, file }                                              |
  * | GET    | /fleet    | { id, degraded, members }; 404 { fleet: false } without `fleet:` (fleet-view.ts) |
@@ -47,6 +47,12 @@ function send(res: ServerResponse, status: number, body: string, type = 'text/pl
 
 export function json(res: ServerResponse, status: number, value: unknown): void {
   send(res, status, `${JSON.stringify(value, null, 2)}\n`, 'application/json');
+}
+
+/** Where the routes come from, the book's own version, counts and updates since start (null: the book does not say). */
+function routesBook(deps: AdminDeps): unknown {
+  const s = deps.runtime.routes;
+  return s === undefined ? null : { ...s.origin, ...s.counts, updates: s.updates };
 }
 
 function routingTable(deps: AdminDeps): unknown {
@@ -89,7 +95,8 @@ export const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ],
   [
     'GET /routes',
-    (_q, res, deps) => json(res, 200, { version: deps.runtime.engine.version, routes: routingTable(deps) }),
+    (_q, res, deps) =>
+      json(res, 200, { version: deps.runtime.engine.version, book: routesBook(deps), routes: routingTable(deps) }),
   ],
   [
     'GET /backends',

@@ -39,6 +39,7 @@ import { registerCertificateMetrics } from './certificates.ts';
 import { type Exposition, exposition, wantsOpenMetrics } from './exposition.ts';
 import { PolicyActions } from './policy-actions.ts';
 import { policyKeyGauge } from './policy-keys.ts';
+import { routesMetrics } from './routes.ts';
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -136,6 +137,8 @@ export class Metrics {
     backendStateGauges(registers, runtime.registry);
     policyKeyGauge(registers, () => runtime.engine.policies);
     accessLogLineCounter(registers, runtime.accessLogCounts);
+    // The book's own version of the routes serving now, updates, counts (routes.ts).
+    routesMetrics(registers, runtime);
     new Gauge({
       name: 'switchboard_backend_active_connections',
       help: 'Connections open to each backend',

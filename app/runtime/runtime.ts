@@ -34,6 +34,7 @@ import { localCounting, type PolicyCounting, sharedCounting } from './engine-pol
 import { ExhaustionLog } from './exhaustion-log.ts';
 import { logPolicyWarnings } from './policy-warnings.ts';
 import { RouteDebugLog } from './route-debug.ts';
+import { RoutesLog, type RoutesState } from './routes-log.ts';
 
 /** The most descriptors one client connection may hold on the loaded config's panel. */
 export function perConnection(loaded: LoadedConfig): number {
@@ -101,6 +102,8 @@ export class Runtime implements PanelRuntime {
   readonly #exhausted: ExhaustionLog;
   /** Routing decisions at debug level (subscribed only while the level asks for them). */
   readonly #routeDebug: RouteDebugLog;
+  /** `routes loaded` / `routes updated` after each applied snapshot (routes-log.ts). */
+  readonly #routesLog: RoutesLog;
   /** Where each engine's policy counters come from (the previous engine's carry over). */
   #policyCounting: PolicyCounting = localCounting;
 
@@ -121,6 +124,7 @@ export class Runtime implements PanelRuntime {
     this.logger = logger;
     this.#exhausted = new ExhaustionLog(logger);
     this.#routeDebug = new RouteDebugLog(logger);
+    this.#routesLog = new RoutesLog(logger);
     this.#accessLogs = accessLogs;
     this.random = random;
   }
@@ -185,6 +189,7 @@ export class Runtime implements PanelRuntime {
   #syncBackends(book: AddressBook): void {
     if (book !== this.#engine.book) return;
     this.#backends.sync(book);
+    this.#routesLog.applied(book);
     for (const l of this.#snapshotListeners) l(book);
   }
 
@@ -197,6 +202,11 @@ export class Runtime implements PanelRuntime {
   /** The engine new connections use. */
   get engine(): Engine {
     return this.#engine;
+  }
+
+  /** Where the routes serving now came from, their counts and the updates since start (GET /routes, /metrics). */
+  get routes(): RoutesState | undefined {
+    return this.#routesLog.state;
   }
 
   /** The access log in use (a reload may switch its target). */

@@ -229,6 +229,41 @@ export function hasBackendGroups(book: AddressBook): book is AddressBook & Backe
   return typeof (book as Partial<BackendGroups>).backendGroups === 'function';
 }
 
+/** Where a book's routes come from and the book's own version of them (issue 45 item 6). */
+export interface RoutesOrigin {
+  /** The book's name: `file`, `bfe`, `sqlite`, `etcd`, a custom book's. */
+  readonly book: string;
+  /** Where the routes are kept: a file path, a database file, an etcd prefix, `config`. */
+  readonly source: string;
+  /** The book's own version of what serves now: `sha256:…` of a file, `revision 42` (etcd), `change 17` (sqlite). */
+  readonly version: string;
+  /** When the source last changed, when the book knows it (a file's mtime, ISO 8601). */
+  readonly changedAt?: string | undefined;
+}
+
+/** What a snapshot holds, by name: counted in `routes updated`, compared at debug. */
+export interface RoutesInventory {
+  readonly hosts: readonly string[];
+  readonly products: readonly string[];
+  readonly clusters: readonly string[];
+  /** Backend ids (`host:port`), each once. */
+  readonly backends: readonly string[];
+}
+
+/**
+ * Optional: books that say where their current snapshot came from and what it holds; the
+ * runtime logs `routes updated` after each swap, `/routes` and `/metrics` show the version.
+ */
+export interface DescribedRoutes {
+  routesOrigin(): RoutesOrigin | undefined;
+  routesInventory(): RoutesInventory | undefined;
+}
+
+/** True when `book` implements the optional `DescribedRoutes`. */
+export function describesRoutes(book: AddressBook): book is AddressBook & DescribedRoutes {
+  return typeof (book as Partial<DescribedRoutes>).routesOrigin === 'function';
+}
+
 /** True when `book` implements the optional `BackendLister`. */
 export function isBackendLister(book: AddressBook): book is AddressBook & BackendLister {
   return typeof (book as Partial<BackendLister>).listBackends === 'function';
