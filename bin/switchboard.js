@@ -9,6 +9,8 @@ if (major < 22 || (major === 22 && minor < 18)) {
   );
   process.exit(1);
 }
+// Installed from npm (under node_modules, where Node strips no types): bin/installed.js loads the .ts files.
+if (import.meta.url.includes('/node_modules/')) await import('./installed.js');
 // Before the first .ts import: V8's WASM→JS wrappers stay generic (src/process/wasm-wrappers.ts says why).
 const { setFlagsFromString } = await import('node:v8');
 setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');

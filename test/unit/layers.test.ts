@@ -25,12 +25,14 @@ const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** For each layer, the layers it may not import from. */
 const FORBIDDEN: Record<string, readonly string[]> = {
-  src: ['panels', 'address-books', 'operators', 'policies', 'app', 'cli'],
-  panels: ['address-books', 'operators', 'app', 'cli'],
-  'address-books': ['panels', 'app', 'cli'],
-  operators: ['panels', 'address-books', 'app', 'cli'],
-  policies: ['panels', 'address-books', 'operators', 'app', 'cli'],
-  app: ['cli'],
+  src: ['panels', 'address-books', 'operators', 'policies', 'app', 'cli', 'plugin'],
+  panels: ['address-books', 'operators', 'app', 'cli', 'plugin'],
+  'address-books': ['panels', 'app', 'cli', 'plugin'],
+  operators: ['panels', 'address-books', 'app', 'cli', 'plugin'],
+  policies: ['panels', 'address-books', 'operators', 'app', 'cli', 'plugin'],
+  app: ['cli', 'plugin'],
+  // The public entry (switchboard/plugin) re-exports the contracts and helpers; the router never imports it.
+  plugin: ['panels', 'app', 'cli'],
 };
 
 function sources(dir: string): string[] {
@@ -55,10 +57,11 @@ const GRAPH_DIRS = [
   'bin',
   'examples',
   'bench',
+  'plugin',
 ];
 
 /** The layers of router code, each folder of which explains itself in a README. */
-const CODE_DIRS = ['src', 'panels', 'operators', 'policies', 'address-books', 'app', 'cli'];
+const CODE_DIRS = ['src', 'panels', 'operators', 'policies', 'address-books', 'app', 'cli', 'plugin'];
 
 const SPEC = /(?:from\s+|import\(\s*|new URL\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
 
