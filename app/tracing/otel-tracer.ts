@@ -1,7 +1,7 @@
 /**
  * The `Tracer` of src/tracing/ with OpenTelemetry (loaded only when `tracing:` is set):
  *
- * 1. `begin(record, request)`: reads `traceparent` / `tracestate` from the request's peeked head
+ * 1. `begin(record, request, fields)`: reads `traceparent` / `tracestate` from the request's peeked head
  *    (src/tracing/traceparent.ts, strict; a bad one is ignored). A parent decides sampling by its
  *    flag (unsampled: only that decision is kept, for the last request); without one the ratio decides. A
  *    sampled record is remembered by record and by request (WeakMaps: a record never ended is
@@ -11,18 +11,21 @@
  * 2. Attempts: the upstream loop publishes each try on `switchboard:upstream:attempt` (with its
  *    request) right after the dial's `switchboard:upstream:connect` (with its latency); the two
  *    messages of one try are paired by backend and attempt number.
+ *    `responded(record)` (a response head came back) marks the last attempt's first response byte.
  * 3. `end(record)`: the spans are made from what was kept (spans.ts) and queued for export
  *    (bounded-processor.ts); `trace_id` / `span_id` go on the record before its line is written.
+ *
+ * An unsampled request costs the sampling draw and, only when its head holds the text
+ * `traceparent` (or the caller has no head text to look in), a header lookup; nothing is kept.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
-import type { Tracer as OtelTracer } from '@opentelemetry/api';
 import { channels } from '../../src/base/diagnostics.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import type { Backend, Request } from '../../src/contracts/types.ts';
 import { parseTraceparent } from '../../src/tracing/traceparent.ts';
 import type { Tracer } from '../../src/tracing/tracer.ts';
-import { emitSpans, type RecordTrace } from './spans.ts';
+import { emitSpans, type RecordTrace, type SpanOutput } from './spans.ts';
 
 interface AttemptMessage {
   readonly request: Request;
@@ -39,9 +42,12 @@ interface ConnectMessage {
   readonly latencyMs: number;
 }
 
-/** Spans for every sampled access record, made at its end with `otel`. */
+/** A field-lines text that may hold `traceparent` (any case); one that cannot is not split into headers. */
+const MAY_HAVE_TRACEPARENT = /traceparent/i;
+
+/** Spans for every sampled access record, made at its end and handed to `out`. */
 export class OtelRecordTracer implements Tracer {
-  readonly #otel: OtelTracer;
+  readonly #out: SpanOutput;
   readonly #ratio: number;
   readonly #random: () => number;
   readonly #byRecord = new WeakMap<AccessRecord, RecordTrace>();
@@ -56,15 +62,15 @@ export class OtelRecordTracer implements Tracer {
   readonly #onAttempt = (m: unknown): void => this.#attempt(m as AttemptMessage);
 
   /** `ratio`: the share of requests without a parent that are traced; `random` for tests. */
-  constructor(otel: OtelTracer, ratio: number, random: () => number = Math.random) {
-    this.#otel = otel;
+  constructor(out: SpanOutput, ratio: number, random: () => number = Math.random) {
+    this.#out = out;
     this.#ratio = ratio;
     this.#random = random;
     subscribe(channels.upstreamConnect.name, this.#onConnect);
     subscribe(channels.upstreamAttempt.name, this.#onAttempt);
   }
 
-  begin(record: AccessRecord, request: Request): void {
+  begin(record: AccessRecord, request: Request, fields?: string): void {
     if (request === this.#lastUnsampled) return; // decided already, for the connection's record
     const before = this.#byRequest.get(request);
     if (before !== undefined) {
@@ -74,7 +80,11 @@ export class OtelRecordTracer implements Tracer {
       this.#byRequest.set(request, { record, trace: before.trace });
       return;
     }
-    const parent = parseTraceparent(request.header('traceparent'));
+    // Without the field, the request's header index (a Map of every field) is never built.
+    const parent =
+      fields !== undefined && !MAY_HAVE_TRACEPARENT.test(fields)
+        ? undefined
+        : parseTraceparent(request.header('traceparent'));
     if (parent !== undefined ? !parent.sampled : this.#random() >= this.#ratio) {
       // Remembered so the first exchange of a per-request connection, which begins right after
       // its connection's record with the same request, does not draw again. One slot, not a
@@ -96,7 +106,14 @@ export class OtelRecordTracer implements Tracer {
     const trace = this.#byRecord.get(record);
     if (trace === undefined) return;
     this.#byRecord.delete(record);
-    emitSpans(this.#otel, record, trace, performance.now());
+    emitSpans(this.#out, record, trace, performance.now());
+  }
+
+  responded(record: AccessRecord): void {
+    const attempts = this.#byRecord.get(record)?.attempts;
+    if (attempts === undefined) return;
+    const last = attempts[attempts.length - 1]!;
+    last.respondedAt ??= performance.now();
   }
 
   /** Stops listening to the upstream channels. */
@@ -121,6 +138,7 @@ export class OtelRecordTracer implements Tracer {
       dialMs: dialled ? connect.latencyMs : 0,
       result: m.result,
       error: m.error,
+      respondedAt: undefined,
     });
   }
 }

@@ -5,24 +5,19 @@
  *   caller's span (inbound traceparent, or none: a new root)
  *     └─ SERVER  "GET" / "tls …"   listener, product, cluster, backend, policy, switchboard.result
  *          ├─ CLIENT "connect" attempt 1  backend 10.0.0.1:8080  (refused: status Error)
- *          └─ CLIENT "GET"     attempt 2  backend 10.0.0.2:8080  (connected event; ends with the record)
+ *          └─ CLIENT "GET"     attempt 2  backend 10.0.0.2:8080  (event connected; ends at the first response byte)
  *
- * Spans are made when the record ends, with the start times measured while it ran: nothing of
- * OpenTelemetry runs while the request is in flight.
+ * Spans are made when the record ends, with the times measured while it ran, as finished
+ * `RecordSpan`s handed straight to the processor: nothing of OpenTelemetry runs while the request
+ * is in flight, and no SDK `Span` is made at all (record-span.ts).
  */
-import {
-  type Attributes,
-  type Context,
-  createTraceState,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from '@opentelemetry/api';
+import { type Attributes, createTraceState, type SpanContext, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { AccessRecord } from '../../src/base/log.ts';
 import type { Backend } from '../../src/contracts/types.ts';
 import type { ParentSpan } from '../../src/tracing/traceparent.ts';
+import type { RandomIds } from './ids.ts';
+import { hrTimeOf, RecordSpan, type SpanOrigin } from './record-span.ts';
 
 /** One upstream attempt: which backend, when it ended (`performance.now()`), its dial time and outcome. */
 export interface AttemptTrace {
@@ -35,6 +30,8 @@ export interface AttemptTrace {
   readonly dialMs: number;
   readonly result: string;
   readonly error: string | undefined;
+  /** When the first response byte (a response head) came back; undefined until then. */
+  respondedAt: number | undefined;
 }
 
 /** A sampled record's trace: its parent (undefined: a new root) and its attempts. */
@@ -45,57 +42,87 @@ export interface RecordTrace {
   attempts: AttemptTrace[] | undefined;
 }
 
+/** Where spans are made and go: the shared resource and scope, the id source, the processor. */
+export interface SpanOutput {
+  readonly origin: SpanOrigin;
+  readonly ids: RandomIds;
+  onEnd(span: ReadableSpan): void;
+}
+
 /** Results that are not a refusal or failure of the router's. */
 const OK_RESULTS = new Set(['ok', 'policy_answered']);
 
-/** Makes the SERVER span of `record` and a CLIENT span per attempt; sets `trace_id` / `span_id` on `record`. */
-export function emitSpans(tracer: Tracer, record: AccessRecord, t: RecordTrace, now: number): void {
-  const start = now - record.durationMs;
-  const parent = parentContext(t);
+/**
+ * Makes the SERVER span of `record` and a CLIENT span per attempt (`now`: the record's end, a
+ * `performance.now()` reading); sets `trace_id` / `span_id` on `record`.
+ */
+export function emitSpans(out: SpanOutput, record: AccessRecord, t: RecordTrace, now: number): void {
+  // One wall-clock reading per record: every time of its spans is a performance.now() reading.
+  const offset = Date.now() - now;
+  const end = hrTimeOf(now, offset);
+  const p = t.parent;
+  const traceId = p === undefined ? out.ids.traceId() : p.traceId;
+  const server: SpanContext = { traceId, spanId: out.ids.spanId(), traceFlags: 1 };
+  // tracestate is carried as the caller sent it (the router adds no entry: it writes nothing).
+  if (p !== undefined && t.tracestate !== undefined) server.traceState = createTraceState(t.tracestate);
+  const parent: SpanContext | undefined =
+    p === undefined ? undefined : { traceId, spanId: p.spanId, traceFlags: 1, isRemote: true };
   const http = record.method !== undefined;
-  const server = tracer.startSpan(
-    http ? record.method! : `${record.protocol ?? 'tcp'} ${record.listener}`,
-    { kind: SpanKind.SERVER, startTime: start, attributes: serverAttributes(record, t) },
+  const span = new RecordSpan(
+    out.origin,
+    server,
     parent,
+    http ? record.method! : `${record.protocol ?? 'tcp'} ${record.listener}`,
+    SpanKind.SERVER,
+    hrTimeOf(now - record.durationMs, offset),
+    end,
+    serverAttributes(record, t),
   );
-  const context = server.spanContext();
-  record.trace_id = context.traceId;
-  record.span_id = context.spanId;
+  record.trace_id = traceId;
+  record.span_id = server.spanId;
   const status = record.status ?? 0;
   const failed =
     status >= 500 || !OK_RESULTS.has(record.result) || (record.result === 'policy_answered' && status >= 400);
-  if (failed) server.setStatus({ code: SpanStatusCode.ERROR, message: record.reason ?? record.result });
+  if (failed) span.status = { code: SpanStatusCode.ERROR, message: record.reason ?? record.result };
   if (t.attempts !== undefined) {
-    const inServer = trace.setSpan(ROOT_CONTEXT, server);
-    for (const a of t.attempts) {
-      const ok = a.result === 'ok';
-      const client = tracer.startSpan(
-        ok && http ? record.method! : 'connect',
-        { kind: SpanKind.CLIENT, startTime: a.at - a.dialMs, attributes: attemptAttributes(a) },
-        inServer,
-      );
-      if (ok) {
-        client.addEvent('connected', a.at);
-        if (status >= 500) client.setStatus({ code: SpanStatusCode.ERROR });
-        client.end(now);
-      } else {
-        client.setStatus({ code: SpanStatusCode.ERROR, message: a.error ?? a.result });
-        client.end(a.at);
-      }
-    }
+    for (const a of t.attempts)
+      out.onEnd(clientSpan(out, server, a, http ? record.method! : undefined, status, now, offset));
   }
-  server.end(now);
+  out.onEnd(span);
 }
 
-function parentContext(t: RecordTrace): Context {
-  const p = t.parent;
-  if (p === undefined) return ROOT_CONTEXT;
-  const span = { traceId: p.traceId, spanId: p.spanId, traceFlags: p.sampled ? 1 : 0, isRemote: true };
-  // tracestate is carried as the caller sent it (the router adds no entry: it writes nothing).
-  return trace.setSpanContext(
-    ROOT_CONTEXT,
-    t.tracestate === undefined ? span : { ...span, traceState: createTraceState(t.tracestate) },
+/** The CLIENT span of attempt `a`: from its dial (or its pick) to its first response byte, or to its failure. */
+function clientSpan(
+  out: SpanOutput,
+  server: SpanContext,
+  a: AttemptTrace,
+  method: string | undefined,
+  status: number,
+  now: number,
+  offset: number,
+): RecordSpan {
+  const ok = a.result === 'ok';
+  const context: SpanContext = { traceId: server.traceId, spanId: out.ids.spanId(), traceFlags: 1 };
+  // An attempt that connected ends at its first response byte, or with the record when none came.
+  const endAt = ok ? (a.respondedAt ?? now) : a.at;
+  const span = new RecordSpan(
+    out.origin,
+    context,
+    server,
+    ok && method !== undefined ? method : 'connect',
+    SpanKind.CLIENT,
+    hrTimeOf(a.at - a.dialMs, offset),
+    hrTimeOf(endAt, offset),
+    attemptAttributes(a),
   );
+  if (ok) {
+    // The dial and its TLS handshake are done (or a pooled connection was picked).
+    span.events = [{ name: 'connected', time: hrTimeOf(a.at, offset), droppedAttributesCount: 0 }];
+    if (status >= 500) span.status = { code: SpanStatusCode.ERROR };
+  } else {
+    span.status = { code: SpanStatusCode.ERROR, message: a.error ?? a.result };
+  }
+  return span;
 }
 
 function serverAttributes(r: AccessRecord, t: RecordTrace): Attributes {

@@ -10,6 +10,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { AccessRecord } from '../../src/base/log.ts';
+import { tracing } from '../../src/tracing/tracer.ts';
 import type { ResponseJudge } from '../../src/upstream/outlier-judge.ts';
 import type { AfterReads } from './after-reads.ts';
 import { afterReads } from './after-reads.ts';
@@ -163,6 +164,9 @@ export class Forwarding implements ExchangeEvents, AfterReads {
     const down = this.#down;
     this.#status = up.status;
     this.#judge?.judge(up.status);
+    // The first response byte ends the attempt's CLIENT span (src/tracing/).
+    const tracer = tracing.current;
+    if (tracer !== undefined) tracer.responded(this.#stream.record);
     if (up.endStream && down.h2) {
       // Trailers-only: one HEADERS frame with END_STREAM, as the backend sent it (gRPC status).
       if (this.#respond(up, true, false)) this.#ended = true;

@@ -64,7 +64,9 @@ export class Exchange {
     this.clientClose = head?.connectionClose ?? true;
     this.record = new ExchangeRecord(listener, client, request?.host, request?.path, head?.method);
     const tracer = tracing.current;
-    if (tracer !== undefined && request !== undefined) tracer.begin(this.record, request);
+    // The parsed head's field lines as sent (peek/http1-head.ts), when it keeps them: a cheap look for traceparent.
+    if (tracer !== undefined && request !== undefined)
+      tracer.begin(this.record, request, (head as { readonly fields?: string } | undefined)?.fields);
   }
 
   /** True once both the request and its response have been forwarded. */

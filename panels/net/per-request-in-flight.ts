@@ -8,6 +8,7 @@ import type { ResultCode } from '../../src/base/errors.ts';
 import type { Request } from '../../src/contracts/types.ts';
 import { errorResponse, statusOf } from '../../src/data-path/answer.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
+import { tracing } from '../../src/tracing/tracer.ts';
 import type { Exchange } from './exchange.ts';
 import { ExchangeRecords } from './per-request-records.ts';
 import type { PerRequestStart } from './per-request-start.ts';
@@ -58,7 +59,12 @@ export class ExchangeInFlight {
 
   /** A response head: a final status (or 101) is the exchange's. */
   responseStatus(status: number): void {
-    if (this.#current !== undefined && (status >= 200 || status === 101)) this.#current.record.status = status;
+    const current = this.#current;
+    if (current === undefined) return;
+    // The first response byte (a head, 1xx included) ends the attempt's CLIENT span (src/tracing/).
+    const tracer = tracing.current;
+    if (tracer !== undefined) tracer.responded(current.record);
+    if (status >= 200 || status === 101) current.record.status = status;
   }
 
   /** The exchange ended well (`bytesOut`: the response bytes its link forwarded): logged `ok`, no longer in flight. */

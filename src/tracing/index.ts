@@ -1,4 +1,4 @@
 export type { ParentSpan } from './traceparent.ts';
 export { parseTraceparent } from './traceparent.ts';
-export type { Tracer, TracerStats } from './tracer.ts';
-export { installTracer, tracing } from './tracer.ts';
+export type { ThreadTracerCounts, Tracer, TracerCounts, TracerStats } from './tracer.ts';
+export { installTracer, reportsThreadTracers, tracerCounts, tracing } from './tracer.ts';

@@ -17,6 +17,11 @@ export interface ReceivedSpan {
   readonly status: number;
   readonly attributes: Record<string, string | number | boolean>;
   readonly service: string;
+  /** Start and end, nanoseconds since the epoch. */
+  readonly start: bigint;
+  readonly end: bigint;
+  /** The span's events: name and time (nanoseconds since the epoch). */
+  readonly events: readonly { readonly name: string; readonly time: bigint }[];
 }
 
 export interface OtlpReceiver {
@@ -69,6 +74,12 @@ export async function startOtlpReceiver(options: { stall?: boolean } = {}): Prom
               status: s.status?.code ?? 0,
               attributes: attributes(s.attributes),
               service,
+              start: BigInt(s.startTimeUnixNano),
+              end: BigInt(s.endTimeUnixNano),
+              events: (s.events ?? []).map((e: { name: string; timeUnixNano: string | number }) => ({
+                name: e.name,
+                time: BigInt(e.timeUnixNano),
+              })),
             });
           }
         }
