@@ -136,7 +136,7 @@ async function startParts(
   const tracing = await startTracingPart(loaded.config.tracing);
   if (tracing !== undefined) {
     parts.add('tracing', () => tracing.close());
-    if (metrics !== undefined) registerTracingMetrics(metrics.registry, tracing.stats);
+    if (metrics !== undefined) registerTracingMetrics(metrics.registry, tracing.stats, panel);
   }
   // The admin listener starts last but closes after the panel: /readyz answers while it drains.
   const adminPlace = adminConfig === undefined ? undefined : parts.reserve('admin listener');

@@ -17,6 +17,7 @@ import type { AddressBookFactory } from '../../src/contracts/plugin.ts';
 import { countsListeners, isReconfigurable } from '../../src/panel/capabilities.ts';
 import type { BoundPanel, LoadedConfig } from '../../src/panel/contract.ts';
 import { SharedRegistry } from '../../src/registry/shared.ts';
+import { tracerCounts } from '../../src/tracing/tracer.ts';
 import { enginePanels } from '../plugins/engine-panels.ts';
 import { resolveAddressBook, resolveOperator, resolvePolicies } from '../plugins/resolve.ts';
 import { attachedCounting } from '../runtime/engine-policies.ts';
@@ -192,10 +193,12 @@ class WorkerLoop {
   #postStats(): void {
     const panel = this.#panel;
     const open = panel !== undefined && countsListeners(panel) ? panel.connectionsByListener() : {};
-    const text = JSON.stringify(open);
+    // This thread's span counts (tracing:) ride along: the main thread sums them on /metrics.
+    const tracing = this.#tracing === undefined ? undefined : tracerCounts(this.#tracing.stats);
+    const text = JSON.stringify([open, tracing]);
     if (text === this.#stats) return;
     this.#stats = text;
-    this.#post({ t: 'stats', open });
+    this.#post(tracing === undefined ? { t: 'stats', open } : { t: 'stats', open, tracing });
   }
 
   /** Graceful: the engine panel drains within drainTimeout, then the runtime closes. */

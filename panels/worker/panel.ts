@@ -21,6 +21,7 @@ import { SharedCounters, type SharedCountersState } from '../../src/policy/share
 import { descriptorsPerConnection } from '../../src/process/nofile.ts';
 import { SharedRegistry, sharedRegistryFor, workerThreads } from '../../src/registry/shared.ts';
 import { IssuedCertificates, type IssuedUpdate } from '../../src/tls/issued.ts';
+import type { TracerCounts } from '../../src/tracing/tracer.ts';
 import { type WorkerOptions, workerOptions } from './options.ts';
 import type { BookSpec, EngineSpec } from './protocol.ts';
 import { checkReusePort } from './support.ts';
@@ -131,6 +132,22 @@ class WorkerPanel implements BoundPanel, EngineFollower {
     const out: Record<string, number> = {};
     for (const w of this.#live()) for (const [name, n] of Object.entries(w.open)) out[name] = (out[name] ?? 0) + n;
     return out;
+  }
+
+  /** The threads' tracer counts (`tracing:`), summed over the live workers as last reported (metrics). */
+  threadTracerCounts(): TracerCounts {
+    let exported = 0;
+    let dropped = 0;
+    let failed = 0;
+    let queued = 0;
+    for (const { tracing: t } of this.#live()) {
+      if (t === undefined) continue;
+      exported += t.exported;
+      dropped += t.dropped;
+      failed += t.failed;
+      queued += t.queued;
+    }
+    return { exported, dropped, failed, queued };
   }
 
   /** The live workers' indexes and the engine versions they serve (tests, admin). */

@@ -9,6 +9,7 @@ import type { Config } from '../../src/config/schema.ts';
 import type { SharedCountersState } from '../../src/policy/shared-counters.ts';
 import type { SharedRegistryState } from '../../src/registry/shared.ts';
 import type { IssuedUpdate } from '../../src/tls/issued.ts';
+import type { TracerCounts } from '../../src/tracing/tracer.ts';
 
 /**
  * How a worker builds its address book: a routing table (every built-in book: `bfe`, sqlite,
@@ -88,7 +89,8 @@ export type FromWorker =
       readonly events: ForwardedEvent[];
       readonly failed: string[];
     }
-  | { readonly t: 'stats'; readonly open: Record<string, number> }
+  /** `tracing`: this thread's tracer counts (with `tracing:`), summed on the main thread's /metrics. */
+  | { readonly t: 'stats'; readonly open: Record<string, number>; readonly tracing?: TracerCounts }
   | { readonly t: 'closed' }
   /** `code`: the SwitchboardError code, when the failure was one (a bind failure stays SWB_ERR_LISTEN). */
   | { readonly t: 'fatal'; readonly error: string; readonly code?: string };

@@ -11,6 +11,7 @@ import type { PanelRuntime } from '../../src/panel/contract.ts';
 import { keepWasmWrappersGeneric } from '../../src/process/wasm-wrappers.ts';
 import { workerYoungGenerationLimit } from '../../src/process/young-generation.ts';
 import type { SharedRegistry } from '../../src/registry/shared.ts';
+import type { TracerCounts } from '../../src/tracing/tracer.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
 /** A thread's start failure; a bind failure keeps its code and config path (one CLI line, exit 1). */
@@ -31,6 +32,8 @@ export class WorkerThread {
   readonly startedAt = Date.now();
   /** Open connections by listener, as last reported. */
   open: Record<string, number> = {};
+  /** This thread's tracer counts, as last reported (with `tracing:`). */
+  tracing: TracerCounts | undefined = undefined;
   /** Client connections this worker has finished (its access lines). */
   served = 0;
   /** The engine version this worker serves (from its last ack). */
@@ -121,6 +124,7 @@ export class WorkerThread {
         return;
       case 'stats':
         this.open = m.open;
+        if (m.tracing !== undefined) this.tracing = m.tracing;
         return;
       case 'ack': {
         this.version = m.version;

@@ -144,6 +144,76 @@ describe('tracing, end to end', () => {
     });
   }
 
+  /**
+   * A backend that sends its response head, then holds the body until `release()`: the test
+   * releases it once the client has the head, so the router read the head before the body
+   * existed. The CLIENT span (dial … first response byte) must end before the SERVER span.
+   */
+  async function startSlowBodyBackend(): Promise<{ backend: TcpBackend; release(): void }> {
+    const waiting: Socket[] = [];
+    const backend = await startTcpBackend('slow', (socket: Socket) => {
+      let head = '';
+      socket.on('data', (c: Buffer) => {
+        head += c.toString('latin1');
+        if (!head.includes('\r\n\r\n') || waiting.includes(socket)) return;
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\n');
+        waiting.push(socket);
+      });
+    });
+    open.push(backend);
+    return { backend, release: () => waiting.shift()?.end('body') };
+  }
+
+  /** The one SERVER span and its CLIENT span: the client's ends at the head, inside the server's, before its end. */
+  async function expectClientEndsAtHead(receiver: OtlpReceiver): Promise<void> {
+    await eventually(() => servers(receiver).length === 1 && receiver.spans.length === 2);
+    const [server] = servers(receiver);
+    const [client] = clientsOf(receiver, server!);
+    expect(client?.name).toBe('GET');
+    expect(client!.start).toBeGreaterThanOrEqual(server!.start);
+    expect(client!.end).toBeGreaterThan(client!.start);
+    // The body was released only after the client had the head: the server span ends later.
+    expect(client!.end).toBeLessThan(server!.end);
+    const connected = client!.events.find((e) => e.name === 'connected');
+    expect(connected?.time).toBeGreaterThanOrEqual(client!.start);
+    expect(connected?.time).toBeLessThanOrEqual(client!.end);
+  }
+
+  it('net per-request: the CLIENT span ends at the first response byte, before the SERVER span', async () => {
+    const slow = await startSlowBodyBackend();
+    const { router, receiver } = await start({ routing: 'per-request', backends: [slow.backend.address] });
+    const answer = await new Promise<string>((resolve, reject) => {
+      const s = connect({ port: router.port(), host: '127.0.0.1' });
+      let data = '';
+      s.on('data', (c: Buffer) => {
+        data += c.toString('latin1');
+        if (data.endsWith('\r\n\r\n')) slow.release(); // the head is through: now the body
+      });
+      s.on('error', reject);
+      s.once('close', () => resolve(data));
+      s.write(head(`00-${TRACE}-${PARENT}-01`));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nbody$/);
+    await expectClientEndsAtHead(receiver);
+  });
+
+  it('http2 panel: the CLIENT span ends at the first response byte, before the SERVER span', async () => {
+    const slow = await startSlowBodyBackend();
+    const { router, receiver } = await start({ panel: 'http2', backends: [slow.backend.address] });
+    const client = h2connect(`http://127.0.0.1:${router.port()}`);
+    open.push({ close: () => new Promise<void>((r) => client.close(() => r())) });
+    const body = await new Promise<string>((resolve, reject) => {
+      const s = client.request({ ':path': '/t', ':authority': 'a.test', traceparent: `00-${TRACE}-${PARENT}-01` });
+      let data = '';
+      s.on('response', () => slow.release());
+      s.on('data', (c: Buffer) => (data += c.toString('latin1')));
+      s.on('end', () => resolve(data));
+      s.on('error', reject);
+    });
+    expect(body).toBe('body');
+    await expectClientEndsAtHead(receiver);
+  });
+
   it('an unsampled parent exports nothing; without a parent ratio 1 makes a new root (and 0 none)', async () => {
     const one = await start({ ratio: 1 });
     await send(one.router.port(), head(`00-${TRACE}-${PARENT}-00`));
@@ -192,7 +262,7 @@ describe('tracing, end to end', () => {
     expect(backend.all().toString('latin1')).toContain(`traceparent: 00-${TRACE}-${PARENT}-01\r\n`);
   });
 
-  it('worker panel, 2 threads: each thread exports its own spans; the access lines name the trace', async () => {
+  it('worker panel, 2 threads: each thread exports its own spans; the access lines name the trace; /metrics sums the threads', async () => {
     const { router, receiver, backend } = await start({ panel: { name: 'worker', threads: 2, engine: 'net' } });
     const sent: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -207,6 +277,15 @@ describe('tracing, end to end', () => {
       expect(clientsOf(receiver, s)).toHaveLength(1);
     }
     await eventually(() => router.access.filter((a) => a.trace_id === TRACE).length === 4);
+    // The threads' counts are summed on the main thread's /metrics: 4 SERVER + 4 CLIENT spans.
+    const admin = router.router.admin?.address().port ?? 0;
+    const exported = async () =>
+      Number(
+        /^switchboard_tracing_spans_exported_total (\d+)$/m.exec(
+          (await httpGet(admin, '/metrics', { host: '127.0.0.1' })).body,
+        )?.[1],
+      );
+    await eventually(async () => (await exported()) === 8);
   });
 
   it('TLS passthrough: one SERVER span per connection with network attributes and the SNI, ratio 1 a new root', async () => {
