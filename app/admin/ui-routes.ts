@@ -17,10 +17,9 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createLogger } from '../../src/base/log.ts';
-import { defaultRandom } from '../../src/base/random.ts';
-import { LocalRegistry } from '../../src/registry/local.ts';
-import { ExplainInputError, explainRoute, formatRouteExplanation } from '../explain/explain.ts';
+import { ExplainInputError, explainRoute } from '../explain/explain.ts';
+import { formatRouteExplanation } from '../explain/format.ts';
+import { openLiveExplain } from '../explain/live.ts';
 import { AdminError, readJson } from './backend-control.ts';
 import type { AdminDeps } from './deps.ts';
 
@@ -139,41 +138,33 @@ function parseHeaders(list: readonly string[]): [string, string][] {
 }
 
 /**
- * `POST /explain`: the running address book (the snapshot traffic uses now) with a fresh
- * instance of the configured operator over an empty registry, which is exactly what
- * `switchboard route` asks (all backends assumed healthy, balancing from its first step): the
- * live operator is not advanced and the answer matches the CLI line for line. The `policies:`
- * lines come from the running rule set, asked without side effects (no token or slot taken).
+ * `POST /explain`: the explanation on the running router's live state (app/explain/live.ts): the
+ * address book and `policies:` rules traffic uses now, and a fresh instance of the configured
+ * operator over the runtime's backend registry (read-only), so attempt 1 skips what the data
+ * plane skips now (unhealthy, drained, disabled, weight 0, in either scope) and weighs what it
+ * weighs (overrides, slow start); each candidate says why, and a note gives the all-healthy
+ * answer when it differs. The live operator is not advanced. The `policies:` lines come from the
+ * running rule set, asked without side effects (no token or slot taken).
  * 200 `{ ok, routed, exitCode, text, explanation }`; 400 `bad_request` for what the CLI calls a
  * usage error (`message` is the CLI's stderr line).
  */
 export function explainHandler(json: Answer) {
   return async (req: IncomingMessage, res: ServerResponse, deps: AdminDeps): Promise<void> => {
     const body = parseExplainBody(await readJson(req));
-    const { engine } = deps.runtime;
-    const { factory, options } = engine.loaded.operator;
-    const operator = factory.create(options, {
-      configDir: engine.loaded.dir,
-      registry: new LocalRegistry(),
-      logger: createLogger('silent'),
-      random: defaultRandom,
-    });
+    const { engine, registry } = deps.runtime;
+    const live = await openLiveExplain(engine, registry, (id) => deps.backendStates.view(id));
     try {
-      await operator.start?.();
-      const explanation = explainRoute(
-        { book: engine.book, operator, listeners: engine.loaded.config.listeners, policies: engine.policies },
-        {
-          host: body.host,
-          path: body.path ?? '/',
-          method: body.method ?? 'GET',
-          headers: parseHeaders(body.headers ?? []),
-          clientIp: body.client ?? '127.0.0.1',
-          sni: body.sni,
-          alpn: body.alpn?.split(',').map((s) => s.trim()),
-          vip: body.vip,
-          listener: body.listener,
-        },
-      );
+      const explanation = explainRoute(live.engine, {
+        host: body.host,
+        path: body.path ?? '/',
+        method: body.method ?? 'GET',
+        headers: parseHeaders(body.headers ?? []),
+        clientIp: body.client ?? '127.0.0.1',
+        sni: body.sni,
+        alpn: body.alpn?.split(',').map((s) => s.trim()),
+        vip: body.vip,
+        listener: body.listener,
+      });
       json(res, 200, {
         ok: true,
         routed: explanation.routed,
@@ -185,7 +176,7 @@ export function explainHandler(json: Answer) {
       if (e instanceof ExplainInputError) throw new AdminError(400, 'bad_request', `route: ${e.message}`);
       throw e;
     } finally {
-      await operator.close?.();
+      await live.close();
     }
   };
 }

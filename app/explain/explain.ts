@@ -16,7 +16,15 @@
  * and the `policies:` rules the request and its client address would meet at each point
  * (policies.ts: evaluated without side effects; the first that fires ends the list).
  *
- * Note: `findJack` on a live operator advances its balancing state (one WRR step) like a request.
+ * Backend state (live.ts): with `live`, the operator is a fresh instance of the configured one
+ * over the running router's registry (read-only, registry-view.ts), so attempt 1 skips what the
+ * data plane skips now (unhealthy, drained, disabled, weight 0) and weighs what it weighs
+ * (overrides, slow start); each candidate says why (backends.ts), and `allHealthy` tells what
+ * the same operator would pick with every backend healthy at its configured weight, when that
+ * differs. Without `live` (offline `switchboard route`) every backend is assumed healthy at its
+ * configured weight, and the answer says so. A fresh operator starts its balancing at its first
+ * step (the live one is never advanced): `chosen` is one pick; real traffic spreads over every
+ * backend that `takesTraffic`.
  */
 import { isIP } from 'node:net';
 import { SwitchboardError } from '../../src/base/errors.ts';
@@ -25,7 +33,9 @@ import {
   type AddressBook,
   type Candidates,
   isRefusal,
+  type Jack,
   type Operator,
+  type Refusal,
   type Request,
 } from '../../src/contracts/types.ts';
 import { parseAuthority } from '../../src/peek/http1-host.ts';
@@ -34,7 +44,10 @@ import type { PolicySet } from '../../src/policy/index.ts';
 import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../../src/request/client-ip.ts';
 import { createRequest } from '../../src/request/request.ts';
 import { pickFirst } from '../../src/upstream/attempts.ts';
-import { type ExplainedRule, explainPolicies, formatPolicies } from './policies.ts';
+import { type ExplainedCluster, explainCluster, type LiveBackends } from './backends.ts';
+import { type ExplainedRule, explainPolicies } from './policies.ts';
+
+export type { ExplainedBackend, ExplainedCluster } from './backends.ts';
 
 /** The request to explain. `host` (HTTP) or `sni` (TLS passthrough) or both (terminated TLS). */
 export interface ExplainInput {
@@ -61,6 +74,14 @@ export interface ExplainEngine {
   readonly listeners: readonly ListenerConfig[];
   /** The `policies:` rules to explain (none: no policy lines). */
   readonly policies?: PolicySet | undefined;
+  /** The running router's backend state (live.ts); absent: every backend assumed healthy at its configured weight. */
+  readonly live?: LiveEngine | undefined;
+}
+
+/** What a live explanation reads besides the book: the registry `operator` reads, and the baseline. */
+export interface LiveEngine extends LiveBackends {
+  /** The same operator over a registry where every backend is healthy at its configured weight. */
+  readonly allHealthy: Operator;
 }
 
 /** A bad input (usage error, `SWB_ERR_USAGE`): `switchboard route` exits 2, the dashboard answers 400. */
@@ -69,13 +90,6 @@ export class ExplainInputError extends SwitchboardError {
   constructor(message: string) {
     super('SWB_ERR_USAGE', message);
   }
-}
-
-/** One backend of a sub-cluster. */
-export interface ExplainedBackend {
-  readonly id: string;
-  readonly name: string;
-  readonly weight: number;
 }
 
 /** The explanation: the same shape whatever the address book. */
@@ -99,19 +113,7 @@ export interface RouteExplanation {
     | undefined;
   /** The book's own steps, one line each (e.g. "basic rules: no basic rule for this host"). */
   readonly steps: readonly string[];
-  readonly cluster:
-    | {
-        readonly name: string;
-        readonly balance: string;
-        readonly retries: number;
-        readonly crossRetries: number;
-        readonly subclusters: readonly {
-          readonly name: string;
-          readonly weight: number;
-          readonly backends: readonly ExplainedBackend[];
-        }[];
-      }
-    | undefined;
+  readonly cluster: ExplainedCluster | undefined;
   /** The backend the operator picks for attempt 1. */
   readonly chosen:
     | { readonly backend: string; readonly name: string; readonly subcluster: string; readonly attempt: 1 }
@@ -120,6 +122,17 @@ export interface RouteExplanation {
   readonly reason: string | undefined;
   /** The `policies:` rules the request would meet, in order; the last one `fires` when one would. */
   readonly policies: readonly ExplainedRule[];
+  /**
+   * Whose backend state the answer reflects: `live` (the running router's health, drain and
+   * disable, weight overrides, slow start) or `assumed` (offline: every backend healthy at its
+   * configured weight).
+   */
+  readonly backendState: 'live' | 'assumed';
+  /**
+   * Live only, when the answer differs from the all-healthy one: the backend attempt 1 would
+   * get with every backend healthy at its configured weight (undefined: refused), and a note.
+   */
+  readonly allHealthy: { readonly chosen: string | undefined; readonly note: string } | undefined;
 }
 
 /** The listener `name` names, else the first. */
@@ -237,20 +250,6 @@ function ruleOf(s: BookSteps | undefined, c: Candidates): NonNullable<RouteExpla
   return { where: c.rule, kind: 'book', detail: undefined };
 }
 
-function clusterOf(c: Candidates): NonNullable<RouteExplanation['cluster']> {
-  return {
-    name: c.cluster,
-    balance: c.policy.balance,
-    retries: c.policy.retries,
-    crossRetries: c.policy.crossRetries,
-    subclusters: c.subclusters.map((s) => ({
-      name: s.name,
-      weight: s.weight,
-      backends: s.backends.map((b) => ({ id: b.id, name: b.name, weight: b.weight })),
-    })),
-  };
-}
-
 /** Explains how `engine` routes `input`. Throws ExplainInputError on a bad input. */
 export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteExplanation {
   const listener = pickListener(engine.listeners, input.listener);
@@ -282,51 +281,45 @@ export function explainRoute(engine: ExplainEngine, input: ExplainInput): RouteE
       chosen: undefined,
       reason: steps?.reason ?? 'the address book found no candidates (findAddresses returned nothing)',
       policies,
+      backendState: engine.live === undefined ? 'assumed' : 'live',
+      allHealthy: undefined,
     };
   }
   const jack = pickFirst(request, candidates, engine.operator);
   const refused = isRefusal(jack) ? jack.refused : undefined;
+  const cluster = explainCluster(candidates, engine.live);
+  const idle = refused === 'no_backend' && engine.live !== undefined ? ' (no candidate takes traffic now)' : '';
   return {
     request: shown,
     routed: refused === undefined,
     product: { name: candidates.product, how },
     rule: ruleOf(steps, candidates),
     steps: stepsOf(steps),
-    cluster: clusterOf(candidates),
+    cluster,
     chosen: isRefusal(jack)
       ? undefined
       : { backend: jack.backend.id, name: jack.backend.name, subcluster: jack.subcluster, attempt: 1 },
-    reason: refused === undefined ? undefined : `the operator refused: ${refused}`,
+    reason: refused === undefined ? undefined : `the operator refused: ${refused}${idle}`,
     policies,
+    backendState: engine.live === undefined ? 'assumed' : 'live',
+    allHealthy: allHealthyOf(engine.live, request, candidates, jack, cluster),
   };
 }
 
-/** The explanation as lines of text (`switchboard route` without `--json`). */
-export function formatRouteExplanation(e: RouteExplanation): string {
-  const r = e.request;
-  const lines = [
-    r.protocol === 'tls'
-      ? `request: tls sni ${r.sni ?? '(none)'} client ${r.clientIp}${r.vip ? ` vip ${r.vip}` : ''} listener ${r.listener}`
-      : `request: host ${r.host || '(none)'}${r.port === undefined ? '' : ` port ${r.port}`} path ${r.path ?? '(none)'} method ${r.method} client ${r.clientIp}${r.sni ? ` sni ${r.sni}` : ''}${r.vip ? ` vip ${r.vip}` : ''} listener ${r.listener}`,
-  ];
-  if (e.product !== undefined) lines.push(`product: ${e.product.name}${e.product.how ? ` (${e.product.how})` : ''}`);
-  lines.push(...e.steps);
-  if (e.rule !== undefined && e.steps.length === 0) lines.push(`rule: ${e.rule.where}`);
-  const c = e.cluster;
-  if (c !== undefined) {
-    lines.push(
-      `cluster: ${c.name} (rule ${e.rule?.where}, balance ${c.balance}, retries ${c.retries}, crossRetries ${c.crossRetries})`,
-    );
-    for (const s of c.subclusters) {
-      const backends = s.backends.map((b) =>
-        b.name === b.id ? `${b.id} w${b.weight}` : `${b.name}=${b.id} w${b.weight}`,
-      );
-      lines.push(`  subcluster ${s.name} weight ${s.weight}: ${backends.join(', ') || '(no backends)'}`);
-    }
-  }
-  if (e.chosen !== undefined) {
-    lines.push(`chosen: ${e.chosen.backend} in subcluster ${e.chosen.subcluster} (attempt 1, client ${r.clientIp})`);
-  } else lines.push(`no route: ${e.reason}`);
-  lines.push(...formatPolicies(e.policies));
-  return `${lines.join('\n')}\n`;
+/** The all-healthy answer when it differs from the live one (`RouteExplanation.allHealthy`). */
+function allHealthyOf(
+  live: LiveEngine | undefined,
+  request: Request,
+  candidates: Candidates,
+  jack: Jack | Refusal,
+  cluster: ExplainedCluster,
+): RouteExplanation['allHealthy'] {
+  if (live === undefined) return undefined;
+  const base = pickFirst(request, candidates, live.allHealthy);
+  const chosen = isRefusal(base) ? undefined : base.backend.id;
+  if (chosen === (isRefusal(jack) ? undefined : jack.backend.id)) return undefined;
+  const head = 'with every backend healthy at its configured weight';
+  if (isRefusal(base)) return { chosen, note: `${head} the operator would refuse (${base.refused})` };
+  const why = cluster.subclusters.flatMap((s) => s.backends).find((b) => b.id === chosen)?.why;
+  return { chosen, note: `${head}, attempt 1 would go to ${chosen}${why === undefined ? '' : ` (now ${why})`}` };
 }

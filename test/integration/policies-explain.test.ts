@@ -120,7 +120,9 @@ describe('explaining policies: switchboard route and the dashboard explainer', (
   });
 
   it('the dashboard explainer says what the CLI says, and explaining takes no token', async () => {
-    const cli = await runCli(['route', '--config', config, '--host', 'a.test', '--path', '/api/x']);
+    // The running router's answer (live state), as the dashboard's.
+    const args = ['--host', 'a.test', '--path', '/api/x', '--admin', admin, '--token', TOKEN];
+    const cli = await runCli(['route', '--config', config, ...args]);
     for (let i = 0; i < 5; i++) {
       const e = await explain({ path: '/api/x' });
       expect(e.text).toBe(cli.stdout);

@@ -12,7 +12,19 @@ import { runCli } from '../harness/cli-run.ts';
 import { tempDir } from '../harness/router.ts';
 
 let dir: string;
-const KEYS = ['chosen', 'cluster', 'policies', 'product', 'reason', 'request', 'routed', 'rule', 'steps'];
+const KEYS = [
+  'allHealthy',
+  'backendState',
+  'chosen',
+  'cluster',
+  'policies',
+  'product',
+  'reason',
+  'request',
+  'routed',
+  'rule',
+  'steps',
+];
 
 beforeAll(async () => {
   dir = await tempDir({

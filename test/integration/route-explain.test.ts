@@ -129,7 +129,19 @@ describe('switchboard route matches real traffic', () => {
     expect(miss.code).toBe(1);
     const e = JSON.parse(miss.stdout) as Record<string, unknown>;
     expect(Object.keys(e).sort()).toEqual(
-      ['chosen', 'cluster', 'policies', 'product', 'reason', 'request', 'routed', 'rule', 'steps'].sort(),
+      [
+        'allHealthy',
+        'backendState',
+        'chosen',
+        'cluster',
+        'policies',
+        'product',
+        'reason',
+        'request',
+        'routed',
+        'rule',
+        'steps',
+      ].sort(),
     );
     expect(e).toMatchObject({ routed: false, chosen: null, cluster: null });
     expect(String(e.reason)).toContain('not in the host table');
