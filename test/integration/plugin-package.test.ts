@@ -41,6 +41,7 @@ const TSCONFIG = {
     noUncheckedIndexedAccess: true,
     skipLibCheck: true,
     noEmit: true,
+    allowImportingTsExtensions: true,
     types: ['node'],
   },
   include: ['*.ts'],
@@ -56,6 +57,13 @@ afterAll(async () => {
   await Promise.all(backends.map((b) => b.close()));
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
+
+/** The fenced block that follows `marker` in docs/plugins.md. */
+async function docBlock(marker: string): Promise<string> {
+  const doc = await readFile(join(ROOT, 'docs/plugins.md'), 'utf8');
+  const start = doc.indexOf('```ts\n', doc.indexOf(marker)) + '```ts\n'.length;
+  return doc.slice(start, doc.indexOf('```\n', start));
+}
 
 /** `npm install` of the tarball from the cache, online only for what the cache lacks. */
 async function install(project: string, tarball: string): Promise<void> {
@@ -88,6 +96,11 @@ function startRouter(project: string): Promise<number> {
 }
 
 describe('switchboard/plugin, installed from the packed tarball', () => {
+  it('docs/plugins.md shows the example book as it is', async () => {
+    const book = await readFile(join(ROOT, 'examples/plugins/hosts-book.ts'), 'utf8');
+    expect(await docBlock('<!-- examples/plugins/hosts-book.ts')).toBe(book);
+  });
+
   it('type-checks a book, an operator and a policy written against it and routes through them', async () => {
     dir = await mkdtemp(join(tmpdir(), 'swb-plugin-'));
     const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, env });
@@ -108,15 +121,22 @@ describe('switchboard/plugin, installed from the packed tarball', () => {
         f,
       ).toBe(true);
     }
-    await writeFile(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    await run(process.execPath, [tsc, '-p', project], { cwd: project, env, timeout: 120_000 });
-
     const [a, b] = await Promise.all([startHttpBackend('a'), startHttpBackend('b')]);
     backends.push(a!, b!);
     const hosts = (first: TestBackend, second: TestBackend) =>
       JSON.stringify({ 'www.example.test': [first.address, second.address] });
     await writeFile(join(project, 'hosts.json'), hosts(a!, b!));
+
+    // The docs' unit test of the book, type-checked with the plugins, run under switchboard/register.
+    await writeFile(join(project, 'book.test.ts'), await docBlock('<!-- book.test.ts'));
+    await writeFile(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const checked = await run(process.execPath, [tsc, '-p', project], { cwd: project, env, timeout: 120_000 }).catch(
+      (e: { stdout?: string }) => ({ stdout: `tsc failed: ${e.stdout}` }),
+    );
+    expect(checked.stdout).toBe('');
+    const unit = ['--import', 'switchboard/register', '--test', 'book.test.ts'];
+    await run(process.execPath, unit, { cwd: project, env, timeout: 60_000 });
     const config = (await readFile(join(ROOT, 'examples/plugins/switchboard.yaml'), 'utf8')).replace(
       '127.0.0.1:8080',
       '127.0.0.1:0',
