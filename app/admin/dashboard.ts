@@ -5,16 +5,22 @@
  * 1. Reloads are heard on the `switchboard:reload` diagnostics channel (app/reload.ts publishes
  *    every outcome: ok, unchanged, failed with its errors); the last `RELOADS_KEPT` are kept.
  * 2. `data(since)` is the compact answer of `GET /ui/data`: config version and file, every
- *    backend as `/backends` shows it plus its connections per second, the traffic samples newer
+ *    backend as `/backends` shows it plus what it served, its last probe and time in state
+ *    (dashboard-backends.ts), each listener's address, TLS and certificates (listeners-view.ts),
+ *    the traffic samples newer
  *    than `since`, cumulative totals, the reloads, and the `policies:` rules as `GET /policies`
  *    shows them (point, when, selectors, counts by action, keys held).
+ * 3. Once a second (unref'd) every backend's state per cluster is noted in a `StateClock`
+ *    (state-clock.ts), so "in state for" is timed when the state changes, watched or not.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { channels } from '../../src/base/diagnostics.ts';
 import type { ReloadResult } from '../runtime/reload-result.ts';
-import { backendsView } from './backend-control.ts';
+import { dashboardBackends, observeStates } from './dashboard-backends.ts';
 import type { AdminDeps } from './deps.ts';
+import { listenersView } from './listeners-view.ts';
 import { policiesView } from './policies-view.ts';
+import { StateClock } from './state-clock.ts';
 import { TrafficHistory } from './traffic.ts';
 
 /** Reloads remembered for the page. */
@@ -32,6 +38,8 @@ export class Dashboard {
   readonly #startedAt = new Date().toISOString();
   readonly #reloads: ReloadRecord[] = [];
   readonly #counts = { ok: 0, unchanged: 0, failed: 0 };
+  readonly #clock = new StateClock();
+  readonly #tick: NodeJS.Timeout;
   readonly #onReload = (message: unknown) => {
     const r = message as ReloadResult;
     this.#counts[!r.ok ? 'failed' : r.changed ? 'ok' : 'unchanged']++;
@@ -43,22 +51,24 @@ export class Dashboard {
     this.#deps = deps;
     this.history = new TrafficHistory(deps.metrics, deps.runtime);
     this.history.start(options.intervalMs ?? 1000);
+    this.#tick = setInterval(() => observeStates(deps, this.#clock, Date.now()), options.intervalMs ?? 1000);
+    this.#tick.unref();
     subscribe(channels.reload.name, this.#onReload);
   }
 
   /** The answer of `GET /ui/data?since=<ms>`. */
   data(since: number) {
     const { engine } = this.#deps.runtime;
-    const backends = (backendsView(this.#deps) as { id: string }[]).map((b) => ({
-      ...b,
-      rate: this.history.backendRate(b.id),
-    }));
+    const backends = dashboardBackends(this.#deps, this.history, this.#clock, Date.now());
     return {
       version: engine.version,
       file: engine.loaded.file,
       startedAt: this.#startedAt,
       now: Date.now(),
       listeners: engine.loaded.config.listeners.map((l) => l.name),
+      listenerDetails: listenersView(this.#deps, this.history),
+      // Whether GET /fleet answers (the page asks it only then: no 404 in the console).
+      fleet: this.#deps.fleet !== undefined,
       backends,
       traffic: { samples: this.history.since(since), totals: this.history.totals() },
       reloads: { counts: { ...this.#counts }, recent: this.#reloads },
@@ -68,6 +78,7 @@ export class Dashboard {
 
   close(): void {
     this.history.close();
+    clearInterval(this.#tick);
     unsubscribe(channels.reload.name, this.#onReload);
   }
 }

@@ -11,7 +11,9 @@
  * 2. Memory is bounded: `capacity` samples (default 300, five minutes), at most `MAX_SERIES`
  *    keys per group in each (the rest are summed under `other`).
  * 3. `since(t)` returns the samples newer than `t` (the page asks for what it lacks);
- *    `backendRate(id)` the latest connections-per-second of one backend.
+ *    `backendRate(id)` the latest connections-per-second of one backend, `backendRequestRate(id)`
+ *    its requests per second (app/metrics/backend-traffic.ts), `listenerTotals()` the
+ *    connections each listener has ended since start.
  */
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Runtime } from '../runtime/runtime.ts';
@@ -39,6 +41,8 @@ interface Reading {
   readonly bytes: Map<string, number>;
   readonly open: Map<string, number>;
   readonly backends: Map<string, number>;
+  /** Requests (or forwarded connections) served per backend (app/metrics/backend-traffic.ts). */
+  readonly backendRequests: Map<string, number>;
 }
 
 type Values = { labels: Record<string, string | number>; value: number }[];
@@ -73,6 +77,16 @@ function rates(now: Map<string, number>, before: Map<string, number>, seconds: n
   return out;
 }
 
+/** Per-second increase of each id between two readings (a new id starts at its current total). */
+function perSecond(now: Map<string, number>, before: Map<string, number>, seconds: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [id, total] of now) {
+    const prev = before.get(id) ?? total;
+    out.set(id, Math.round((Math.max(0, total - prev) / seconds) * 100) / 100);
+  }
+  return out;
+}
+
 /** Samples the router's counters every `intervalMs` into a ring buffer of `capacity` samples. */
 export class TrafficHistory {
   readonly #metrics: Metrics;
@@ -82,6 +96,7 @@ export class TrafficHistory {
   #next = 0;
   #last: Reading | undefined;
   #backendRates = new Map<string, number>();
+  #requestRates = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #busy = false;
 
@@ -113,7 +128,12 @@ export class TrafficHistory {
       valuesOf(this.#metrics, 'switchboard_connections_open'),
     ]);
     const backends = new Map<string, number>();
-    for (const s of this.#runtime.registry.all()) backends.set(s.id, s.total);
+    const backendRequests = new Map<string, number>();
+    const served = this.#metrics.backendTraffic;
+    for (const s of this.#runtime.registry.all()) {
+      backends.set(s.id, s.total);
+      backendRequests.set(s.id, served.of(s.id).requests);
+    }
     return {
       t: Date.now(),
       conns: sum(conns, (l) => `${l.listener}\u0000${l.result}`),
@@ -123,6 +143,7 @@ export class TrafficHistory {
       bytes: sum(bytes, (l) => `${l.listener}\u0000${l.direction}`),
       open: sum(open, (l) => String(l.listener)),
       backends,
+      backendRequests,
     };
   }
 
@@ -156,12 +177,8 @@ export class TrafficHistory {
         else entry(listener!).outBps += r;
       }
       const sample: Sample = { t: now.t, listeners, clusters: rates(now.requests, before.requests, seconds), results };
-      const backendRates = new Map<string, number>();
-      for (const [id, total] of now.backends) {
-        const prev = before.backends.get(id) ?? total;
-        backendRates.set(id, Math.round((Math.max(0, total - prev) / seconds) * 100) / 100);
-      }
-      this.#backendRates = backendRates;
+      this.#backendRates = perSecond(now.backends, before.backends, seconds);
+      this.#requestRates = perSecond(now.backendRequests, before.backendRequests, seconds);
       if (this.#ring.length < this.#capacity) this.#ring.push(sample);
       else this.#ring[this.#next] = sample;
       this.#next = (this.#next + 1) % this.#capacity;
@@ -183,6 +200,21 @@ export class TrafficHistory {
   /** The latest connections-per-second of backend `id` (0 before the second sample). */
   backendRate(id: string): number {
     return this.#backendRates.get(id) ?? 0;
+  }
+
+  /** The latest requests-per-second backend `id` served (app/metrics/backend-traffic.ts; 0 before the second sample). */
+  backendRequestRate(id: string): number {
+    return this.#requestRates.get(id) ?? 0;
+  }
+
+  /** Connections ended per listener since start (every result). */
+  listenerTotals(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [key, v] of this.#last?.conns ?? []) {
+      const listener = key.split('\u0000')[0] ?? '';
+      out.set(listener, (out.get(listener) ?? 0) + v);
+    }
+    return out;
   }
 
   /** Cumulative counts since start: connections by result, requests by `product/cluster`. */

@@ -19,7 +19,9 @@
  * 6. `access-log.ts`: `switchboard_access_log_lines_total{outcome,rule}`, the runtime's counts of
  *    lines written and skipped by `log.access.rules` (the worker panel's main thread judges every
  *    thread's lines), read at scrape time.
- * 7. `close()` unsubscribes every channel.
+ * 7. `backend-traffic.ts`: per backend, requests, status classes and bytes for the dashboard, from
+ *    the same request and connection end records (not exported to Prometheus).
+ * 8. `close()` unsubscribes every channel.
  *
  * Channels are process-wide: two routers in one process (tests) would count each other's events.
  */
@@ -31,10 +33,12 @@ import { channels } from '../../src/base/diagnostics.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import type { Panel, Request } from '../../src/contracts/types.ts';
 import { countsListeners } from '../../src/panel/capabilities.ts';
+import type { BoundPanel } from '../../src/panel/contract.ts';
 import type { Runtime } from '../runtime/runtime.ts';
 import { accessLogLineCounter } from './access-log.ts';
 import { BackendRequestMetrics } from './backend-requests.ts';
 import { backendStateGauges } from './backend-states.ts';
+import { BackendTraffic } from './backend-traffic.ts';
 import { registerCertificateMetrics } from './certificates.ts';
 import { type Exposition, exposition, wantsOpenMetrics } from './exposition.ts';
 import { PolicyActions } from './policy-actions.ts';
@@ -48,11 +52,16 @@ export class Metrics {
   readonly registry = new Registry();
   /** What the `policies:` rules did, by rule and action (policy-actions.ts). */
   readonly policyActions: PolicyActions;
+  /** What each backend served: requests, status classes, bytes (backend-traffic.ts; the dashboard). */
+  readonly backendTraffic = new BackendTraffic();
   readonly #subscriptions: [string, (message: unknown) => void][] = [];
   /** Accept time by socket peer `ip:port`, for the peek duration (matched when the route is decided). */
   readonly #accepted = new Map<string, number>();
 
+  readonly #panel: Panel;
+
   constructor(runtime: Runtime, panel: Panel) {
+    this.#panel = panel;
     const registers = [this.registry];
     const policyActions = new PolicyActions(this.registry);
     this.policyActions = policyActions;
@@ -183,6 +192,7 @@ export class Metrics {
     this.#on(channels.requestEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
       policyActions.noteRequest(record);
+      this.backendTraffic.noteRequest(record);
       requests.inc({
         product: record.product ?? '',
         cluster: record.cluster ?? '',
@@ -197,6 +207,7 @@ export class Metrics {
     this.#on(channels.connectionEnd.name, (m) => {
       const { record } = m as { record: AccessRecord };
       policyActions.noteConnection(record);
+      this.backendTraffic.noteConnection(record);
       connections.inc({ listener: record.listener, result: record.result });
       bytes.inc({ listener: record.listener, direction: 'in' }, record.bytesIn);
       bytes.inc({ listener: record.listener, direction: 'out' }, record.bytesOut);
@@ -211,6 +222,12 @@ export class Metrics {
   #on(name: string | symbol, fn: (message: unknown) => void): void {
     subscribe(name, fn);
     this.#subscriptions.push([name as string, fn]);
+  }
+
+  /** The listeners' bound addresses (port 0 resolved) by name, when the panel reports them (the dashboard). */
+  boundAddresses(): Record<string, { host: string; port: number }> {
+    const p = this.#panel as Partial<BoundPanel>;
+    return typeof p.addresses === 'function' ? p.addresses() : {};
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -31,6 +31,12 @@ import { probe } from './probe.ts';
  */
 export type HealthListener = (backend: Backend, available: boolean, cluster: string, reason: string) => void;
 
+/** One settled probe: its verdict and when it settled (ms since epoch). */
+export interface LastProbe {
+  readonly ok: boolean;
+  readonly at: number;
+}
+
 /** Probes one backend and moves it down and up in the registry, per cluster. */
 export class BackendChecker {
   readonly #registry: BackendRegistry;
@@ -43,6 +49,7 @@ export class BackendChecker {
   #inflight: AbortController | undefined;
   #closed = false;
   #probeFailures = 0;
+  #lastProbe: LastProbe | undefined;
 
   constructor(
     backend: Backend,
@@ -63,6 +70,11 @@ export class BackendChecker {
   /** True while a probe is scheduled or in flight. */
   get probing(): boolean {
     return this.#timer !== undefined || this.#inflight !== undefined;
+  }
+
+  /** The result of the last probe that settled and when (undefined before the first; the dashboard). */
+  get lastProbe(): LastProbe | undefined {
+    return this.#lastProbe;
   }
 
   /** The clusters this checker judges, in the order given. */
@@ -189,6 +201,7 @@ export class BackendChecker {
     void probe(this.#backend, this.#policy, ac.signal).then((ok) => {
       if (this.#inflight !== ac) return; // closed meanwhile
       this.#inflight = undefined;
+      this.#lastProbe = { ok, at: Date.now() };
       this.#record(ok);
       if (this.#wantsProbes()) this.#schedule();
     });

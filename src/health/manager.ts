@@ -20,7 +20,7 @@
 import type { Logger } from 'pino';
 import type { BackendRegistry, BackendState } from '../contracts/backend-registry.ts';
 import type { Backend, HealthCheckPolicy } from '../contracts/types.ts';
-import { BackendChecker } from './checker.ts';
+import { BackendChecker, type LastProbe } from './checker.ts';
 import type { ProbePolicy, ProbeProxyMode } from './probe.ts';
 
 /** One backend, the cluster that lists it, and that cluster's health-check policy. */
@@ -249,6 +249,11 @@ export class HealthManager {
     if (cluster !== undefined) return this.#byScope.get(scope(id, cluster))?.probing ?? false;
     for (const [c, cid] of this.#ids) if (cid === id && c.probing) return true;
     return false;
+  }
+
+  /** The last settled probe of `id` judging `cluster` (undefined: none yet, or not checked). */
+  lastProbe(id: string, cluster: string): LastProbe | undefined {
+    return (this.#byScope.get(scope(id, cluster)) ?? this.#byScope.get(scope(id, '')))?.lastProbe;
   }
 
   /** Stops every checker and unsubscribes from the registry. */
