@@ -52,16 +52,47 @@ export function num(n) {
   return Number.isInteger(n) ? String(n) : n.toFixed(a < 10 ? 2 : 1);
 }
 
-/** Bytes per second, human units. */
-export function bytes(n) {
-  if (!n) return '0 B/s';
-  const units = ['B', 'kB', 'MB', 'GB'];
+/** A byte count, human units: `1234` → `1.2 kB`. */
+export function total(n) {
+  if (!n) return '0 B';
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
   let i = 0;
   while (n >= 1000 && i < units.length - 1) {
     n /= 1000;
     i++;
   }
-  return `${n.toFixed(n < 10 && i > 0 ? 1 : 0)} ${units[i]}/s`;
+  return `${n.toFixed(n < 10 && i > 0 ? 1 : 0)} ${units[i]}`;
+}
+
+/** Bytes per second, human units. */
+export function bytes(n) {
+  return `${total(n)}/s`;
+}
+
+/** How long from `then` to `now` (ms), coarse: `42s`, `5m`, `3h 10m`, `2d 4h`. */
+export function age(then, now) {
+  const s = Math.max(0, Math.round((now - then) / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const hours = Math.floor(m / 60);
+  if (hours < 48) return `${hours}h ${m % 60}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/**
+ * Marks `tableEl` to stack under 40rem (style.css `.stack`): each cell gets its column's header
+ * as `data-label`, shown before its value, so a narrow screen never scrolls sideways.
+ */
+export function stack(tableEl) {
+  tableEl.classList.add('stack');
+  const headers = [...tableEl.querySelectorAll('thead th')].map((th) => th.textContent);
+  for (const tr of tableEl.querySelectorAll('tbody tr')) {
+    [...tr.children].forEach((td, i) => {
+      if (headers[i]) td.dataset.label = headers[i];
+    });
+  }
+  return tableEl;
 }
 
 /** An ISO time as local `HH:MM:SS`. */

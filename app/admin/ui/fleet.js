@@ -3,7 +3,9 @@
 // with a banner while the fleet is degraded (etcd unreachable: the list is the last one etcd
 // gave) and a note when members differ in version or config hash (a rollout in progress).
 //
-// 1. `loadFleet` is called on every refresh of the page. Its first call probes GET /fleet: 200
+// 1. `loadFleet` is called on every refresh of the page with GET /ui/data's `fleet` (true: the
+//    router has `fleet:`; false: it has not, and GET /fleet is never asked, so no 404 shows in the
+//    console). Without that field (an older router) its first call probes GET /fleet: 200
 //    means this router has `fleet:` (the Fleet tab shows, backends.js shows its scope select),
 //    404 `{ fleet: false }` means it has not, and it is never asked again.
 // 2. With a fleet, GET /fleet is read again on each refresh while the Fleet view is shown, so
@@ -23,8 +25,18 @@ export function hasFleet() {
   return present;
 }
 
-/** Probes GET /fleet once, then reads it again when `wanted` (the Fleet view is shown). */
-export async function loadFleet(wanted) {
+/**
+ * Reads GET /fleet when `wanted` (the Fleet view is shown). `configured` is GET /ui/data's `fleet`
+ * (whether the router has `fleet:`): a router without one is never asked, so the page causes no
+ * 404 in the console; undefined (an older router) probes GET /fleet once instead.
+ */
+export async function loadFleet(wanted, configured) {
+  if (configured === false) {
+    present = false;
+    last = undefined;
+    return;
+  }
+  if (configured === true && present === undefined) present = true;
   if (present === false || (present === true && !wanted)) return;
   try {
     last = await call('../fleet');

@@ -2,7 +2,8 @@
 // family, each product's hosts, basic rules and advanced rules with the config path the route
 // explainer prints for them, then every cluster with its policy, sub-clusters and backends.
 // Other books' tables are shown as JSON. The search box filters rows by their text.
-import { dur, fill, h, table } from './dom.js';
+import { expand, usesNamed } from './conditions.js';
+import { dur, fill, h, stack, table } from './dom.js';
 
 let query = '';
 /** What the view shows now: the table (a new object per config version) and the query. */
@@ -18,7 +19,7 @@ export function setupRoutes(input, rerender) {
 
 const matches = (...parts) => query === '' || parts.join(' ').toLowerCase().includes(query);
 
-function productRows(name, p) {
+function productRows(name, p, named) {
   const rows = [];
   (p.hosts ?? []).forEach((host, i) => {
     rows.push(['host', `products.${name}.hosts[${i}]`, host, '']);
@@ -38,7 +39,8 @@ function productRows(name, p) {
     rows.push(['basic rule', `products.${name}.basicRules[${i}]`, what, r.cluster]);
   });
   (p.rules ?? []).forEach((r, i) => {
-    rows.push(['advanced rule', `products.${name}.rules[${i}]`, r.cond, r.cluster]);
+    const expanded = usesNamed(r.cond, named) ? expand(r.cond, named) : undefined;
+    rows.push(['advanced rule', `products.${name}.rules[${i}]`, r.cond, r.cluster, expanded]);
   });
   return rows.filter((r) => matches(name, ...r));
 }
@@ -66,6 +68,22 @@ function clusterRows(name, c) {
   return { policy, rows: rows.filter((r) => hit || matches(name, ...r)) };
 }
 
+/**
+ * Where the routes serving now come from (GET /routes `book`, issue 45 item 6): the book, its
+ * source, its own version and when it changed, the counts, the updates since start. '' when the
+ * router does not say (an older router, a custom book).
+ */
+export function bookLine(book) {
+  if (!book?.version) return '';
+  const parts = [`${book.book ?? 'book'} routes from ${book.source ?? '?'}`, `version ${book.version}`];
+  if (book.changedAt) parts.push(`changed ${new Date(book.changedAt).toLocaleString([], { hour12: false })}`);
+  if (book.hosts !== undefined) {
+    parts.push(`${book.hosts} hosts, ${book.products} products, ${book.clusters} clusters, ${book.backends} backends`);
+  }
+  if (book.updates !== undefined) parts.push(`${book.updates} updates since start`);
+  return parts.join(' · ');
+}
+
 /** Renders the routing table into `el`. */
 export function renderRoutes(el, routes) {
   if (shown.routes === routes && shown.query === query && el.childElementCount > 0) return;
@@ -86,23 +104,54 @@ export function renderRoutes(el, routes) {
     cards.push(h('p', {}, 'default product: ', h('code', {}, routes.defaultProduct)));
   }
   for (const [name, p] of Object.entries(routes.products)) {
-    const rows = productRows(name, p);
+    const rows = productRows(name, p, routes.conditions);
     if (rows.length === 0) continue;
     cards.push(
       h(
         'div',
         { class: 'card', dataset: { product: name } },
         h('h2', {}, `product ${name}`),
-        table(
-          ['kind', 'config path', 'match', 'cluster'],
-          rows.map((r) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, r[0]),
-              h('td', { class: 'mono' }, r[1]),
-              h('td', { class: 'mono' }, r[2]),
-              h('td', {}, r[3]),
+        stack(
+          table(
+            ['kind', 'config path', 'match', 'cluster'],
+            rows.map((r) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, r[0]),
+                h('td', { class: 'mono' }, r[1]),
+                h(
+                  'td',
+                  { class: 'mono' },
+                  r[2],
+                  r[4] === undefined ? null : h('div', { class: 'expanded', dataset: { expanded: '' } }, `= ${r[4]}`),
+                ),
+                h('td', {}, r[3]),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+  const named = Object.entries(routes.conditions ?? {}).filter(([k, v]) => matches(`$${k}`, v));
+  if (named.length > 0) {
+    cards.push(
+      h(
+        'div',
+        { class: 'card', dataset: { conditions: '' } },
+        h('h2', {}, 'named conditions'),
+        stack(
+          table(
+            ['name', 'condition', 'expanded'],
+            named.map(([k, v]) =>
+              h(
+                'tr',
+                { dataset: { condition: k } },
+                h('td', { class: 'mono' }, `$${k}`),
+                h('td', { class: 'mono' }, v),
+                h('td', { class: 'mono' }, usesNamed(v, routes.conditions) ? expand(v, routes.conditions) : '–'),
+              ),
             ),
           ),
         ),
@@ -117,9 +166,11 @@ export function renderRoutes(el, routes) {
         'div',
         { class: 'card', dataset: { routeCluster: name } },
         h('h2', {}, `cluster ${name} `, h('span', { class: 'muted' }, policy)),
-        table(
-          ['sub-cluster', 'weight', 'backends'],
-          rows.map((r) => h('tr', {}, h('td', {}, r[0]), h('td', {}, r[1]), h('td', { class: 'mono' }, r[2]))),
+        stack(
+          table(
+            ['sub-cluster', 'weight', 'backends'],
+            rows.map((r) => h('tr', {}, h('td', {}, r[0]), h('td', {}, r[1]), h('td', { class: 'mono' }, r[2]))),
+          ),
         ),
       ),
     );
