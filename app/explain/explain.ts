@@ -45,6 +45,7 @@ import { type ClientAddressing, clientAddressing, forwardedClientIp } from '../.
 import { createRequest } from '../../src/request/request.ts';
 import { pickFirst } from '../../src/upstream/attempts.ts';
 import { type ExplainedCluster, explainCluster, type LiveBackends } from './backends.ts';
+import { bookSteps, type ExplainedRuleMatch, ruleOf, stepsOf } from './book-steps.ts';
 import { type ExplainedRule, explainPolicies } from './policies.ts';
 
 export type { ExplainedBackend, ExplainedCluster } from './backends.ts';
@@ -108,9 +109,7 @@ export interface RouteExplanation {
   readonly routed: boolean;
   readonly product: { readonly name: string; readonly how: string | undefined } | undefined;
   /** The rule that matched: `where` is its config path (or the book's rule id). */
-  readonly rule:
-    | { readonly where: string; readonly kind: 'basic' | 'advanced' | 'book'; readonly detail: string | undefined }
-    | undefined;
+  readonly rule: ExplainedRuleMatch | undefined;
   /** The book's own steps, one line each (e.g. "basic rules: no basic rule for this host"). */
   readonly steps: readonly string[];
   readonly cluster: ExplainedCluster | undefined;
@@ -201,53 +200,6 @@ export function requestFor(input: ExplainInput, listener: ListenerConfig): Reque
     // Both host and SNI: HTTP on a TLS-terminating listener.
     ...(sni === undefined ? {} : { secure: true, sni, alpn }),
   });
-}
-
-/** The bfe-family explanation (address-books/bfe/explain.ts), read structurally. */
-interface BookSteps {
-  readonly product?:
-    | { name: string; via: string; pattern: string; tag?: string | undefined; where: string }
-    | undefined;
-  readonly basic?:
-    | { matched: boolean; hostPattern?: string; pathPattern?: string; rule?: string; cluster?: string; note: string }
-    | undefined;
-  readonly advanced?:
-    | { evaluated: number; matched?: { index: number; rule: string; cond: string; cluster: string } | undefined }
-    | undefined;
-  readonly reason?: string | undefined;
-}
-
-function bookSteps(book: AddressBook, request: Request): BookSteps | undefined {
-  const explain = (book as { explain?: (r: Request) => unknown }).explain;
-  if (typeof explain !== 'function') return undefined;
-  const e = explain.call(book, request);
-  return e !== null && typeof e === 'object' ? (e as BookSteps) : undefined;
-}
-
-function stepsOf(s: BookSteps | undefined): string[] {
-  const lines: string[] = [];
-  const b = s?.basic;
-  if (b !== undefined) {
-    lines.push(
-      b.matched
-        ? `basic rule: ${b.rule} host ${b.hostPattern} path ${b.pathPattern} → ${b.cluster} (${b.note})`
-        : `basic rules: ${b.note}`,
-    );
-  }
-  const a = s?.advanced;
-  if (a?.matched !== undefined) lines.push(`advanced rule: ${a.matched.rule} ${a.matched.cond} → ${a.matched.cluster}`);
-  else if (a !== undefined) lines.push(`advanced rules: ${a.evaluated} evaluated, none matched`);
-  return lines;
-}
-
-function ruleOf(s: BookSteps | undefined, c: Candidates): NonNullable<RouteExplanation['rule']> {
-  const a = s?.advanced?.matched;
-  if (a !== undefined) return { where: c.rule, kind: 'advanced', detail: a.cond };
-  const b = s?.basic;
-  if (b?.matched === true && b.rule !== undefined) {
-    return { where: c.rule, kind: 'basic', detail: `host ${b.hostPattern} path ${b.pathPattern}` };
-  }
-  return { where: c.rule, kind: 'book', detail: undefined };
 }
 
 /** Explains how `engine` routes `input`. Throws ExplainInputError on a bad input. */
