@@ -96,6 +96,8 @@ export class OtelRecordTracer implements Tracer {
       parent,
       tracestate: parent === undefined ? undefined : request.header('tracestate'),
       sni: request.sni,
+      clientIp: request.clientIp,
+      clientPort: request.clientPort,
       attempts: undefined,
     };
     this.#byRecord.set(record, trace);

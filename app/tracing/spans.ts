@@ -39,6 +39,9 @@ export interface RecordTrace {
   readonly parent: ParentSpan | undefined;
   readonly tracestate: string | undefined;
   readonly sni: string | undefined;
+  /** The request's client as routing saw it (the record's `client`, unsplit). */
+  readonly clientIp: string;
+  readonly clientPort: number;
   attempts: AttemptTrace[] | undefined;
 }
 
@@ -127,9 +130,8 @@ function clientSpan(
 
 function serverAttributes(r: AccessRecord, t: RecordTrace): Attributes {
   const a: Attributes = { 'switchboard.listener': r.listener, 'switchboard.result': r.result };
-  const [clientAddress, clientPort] = splitHostPort(r.client);
-  if (clientAddress !== '') a['client.address'] = clientAddress;
-  if (clientPort !== undefined) a['client.port'] = clientPort;
+  if (t.clientIp !== '') a['client.address'] = t.clientIp;
+  if (t.clientPort > 0) a['client.port'] = t.clientPort;
   if (r.method !== undefined) a['http.request.method'] = r.method;
   if (r.path !== undefined) a['url.path'] = r.path;
   if (r.host !== undefined && r.host !== '') a['server.address'] = r.host;
@@ -163,14 +165,4 @@ function attemptAttributes(x: AttemptTrace): Attributes {
   if (x.subcluster !== undefined) a['switchboard.subcluster'] = x.subcluster;
   if (x.dialMs > 0) a['switchboard.dial_ms'] = Math.round(x.dialMs * 1000) / 1000;
   return a;
-}
-
-/** `ip:port` (IPv6 bracketed or not) → [ip, port]; a text without a port → [text, undefined]. */
-function splitHostPort(s: string): [string, number | undefined] {
-  const i = s.lastIndexOf(':');
-  if (i <= 0) return [s, undefined];
-  const port = Number(s.slice(i + 1));
-  if (!Number.isInteger(port)) return [s, undefined];
-  const host = s.slice(0, i);
-  return [host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port];
 }

@@ -95,6 +95,8 @@ describe('the record tracer', () => {
     expect(span?.attributes).toMatchObject({
       'http.request.method': 'GET',
       'url.path': '/x',
+      'client.address': '127.0.0.1',
+      'client.port': 5000,
       'switchboard.product': 'shop',
       'switchboard.cluster': 'web',
       'switchboard.result': 'ok',
