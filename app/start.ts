@@ -38,6 +38,7 @@ import { installProcessPolicy } from './runtime/process-policy.ts';
 import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime/runtime.ts';
 import { StartedParts } from './started-parts.ts';
 import { startTracingPart } from './tracing/part.ts';
+import { tracingReloadStage } from './tracing/reload-stage.ts';
 
 /** A started router: the runtime, its panel, the reloader and the admin listener (if any). */
 export interface Router {
@@ -166,6 +167,7 @@ async function startParts(
   const reloader = new Reloader(runtime, panel, options.overrides ?? {});
   parts.add('reloader', () => reloader.close());
   reloader.addStage(fleetReloadStage(fleet));
+  reloader.addStage(tracingReloadStage);
   let ready = true;
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {

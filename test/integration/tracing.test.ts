@@ -9,10 +9,13 @@
  * on /metrics.
  */
 import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { connect as h2connect } from 'node:http2';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { closedPort, startTcpBackend, type TcpBackend } from '../harness/backend.ts';
 import { createPki } from '../harness/certs.ts';
 import { httpGet } from '../harness/http.ts';
@@ -335,6 +338,21 @@ describe('tracing, end to end', () => {
     expect(text.body).not.toContain('# {trace_id');
     expect(text.body).toMatch(/^switchboard_backend_requests_total\{/m);
     expect(text.body).toMatch(/^# TYPE switchboard_requests_total counter$/m);
+  });
+
+  it('a reload that changes or removes tracing: is refused, naming the section; other changes reload', async () => {
+    const { router } = await start({ ratio: 0 });
+    const file = join(router.dir, 'switchboard.yaml');
+    const config = parse(await readFile(file, 'utf8')) as Record<string, unknown> & { tracing: object };
+    await writeFile(file, stringify({ ...config, tracing: { ...config.tracing, sampler: { ratio: 0.5 } } }));
+    const changed = await router.router.reload();
+    expect(changed.ok).toBe(false);
+    expect(changed.errors).toEqual(['tracing: changing the tracing section needs a restart']);
+    const { tracing: _, ...without } = config;
+    await writeFile(file, stringify(without));
+    expect((await router.router.reload()).errors).toEqual(['tracing: removing the tracing section needs a restart']);
+    await writeFile(file, stringify({ ...config, limits: { drainTimeout: '2s' } }));
+    expect((await router.router.reload()).errors).toEqual([]);
   });
 
   it('the receiver stalled: requests are not delayed, the queue stays bounded, drops are counted', async () => {
