@@ -14,25 +14,20 @@
  * selectors and locators, not `waitForFunction`: the page's CSP forbids the eval it polls with.)
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
+import { hasChromium, launchChromium, type TestBrowser, WAIT } from '../harness/chromium.ts';
 import { httpGet } from '../harness/http.ts';
 import { startTestRouter, type TestRouter } from '../harness/router.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const OUTPUT = join(ROOT, 'test/output');
 const TOKEN = 'dash-s3cret';
-/** DOM waits: generous, the page polls once a second on a shared machine. */
-const WAIT = { timeout: 30_000 };
 
-/** `switchboard route` through the real CLI: its stdout and exit code. */
+/** `switchboard route` through the real CLI (with `--admin`: the running router's answer): its stdout and exit code. */
 function routeCli(config: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
@@ -46,18 +41,17 @@ function routeCli(config: string, args: string[]): Promise<{ code: number; stdou
 
 const row = (id: string) => `tr[data-backend="${id}"]`;
 
-describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
+describe.skipIf(!hasChromium)('dashboard in headless Chromium', () => {
   let a1: TestBackend;
   let a2: TestBackend;
   let b1: TestBackend;
   let b2: TestBackend;
   let router: TestRouter;
-  let context: BrowserContext;
+  let browser: TestBrowser;
   let page: Page;
-  let profile: string;
   let base: string;
 
-  const shot = (view: string) => page.screenshot({ path: join(OUTPUT, `dashboard-${view}.png`), fullPage: true });
+  const shot = (view: string) => browser.shot(view);
   const open = async (view: string) => {
     await page.click(`#tabs a[data-view="${view}"]`);
     await page.waitForSelector(`#view-${view}:not([hidden])`, WAIT);
@@ -100,31 +94,14 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
       },
     });
     base = `http://127.0.0.1:${router.router.admin!.address().port}`;
-    await mkdir(OUTPUT, { recursive: true });
-    profile = await mkdtemp(join(tmpdir(), 'swb-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium();
+    page = browser.page;
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await router?.close();
     await Promise.all([a1, a2, b1, b2].map((b) => b?.close()));
-    if (profile) await rm(profile, { recursive: true, force: true });
   });
 
   it('asks for the token, keeps it in memory only, and shows every backend by cluster and sub-cluster', async () => {
@@ -226,9 +203,12 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
       await page.waitForSelector('#explain-output[data-state="done"]', WAIT);
       const shown = await page.textContent('#explain-output');
       const args = ['--host', q.host, '--path', q.path, ...(q.headers ? ['--header', q.headers] : [])];
-      const cli = await routeCli(join(router.dir, 'switchboard.yaml'), args);
+      // The form asks the running router (live state), as `route --admin` does.
+      const cli = await routeCli(join(router.dir, 'switchboard.yaml'), [...args, '--admin', base, '--token', TOKEN]);
       expect(cli.stderr).toBe('');
-      expect({ code: cli.code, text: cli.stdout }).toEqual({ code: exitCode, text: shown });
+      // A ramping backend's slow-start share grows between the two asks.
+      const ramp = (t: string | null) => t?.replace(/slow start: [\d.]+%/g, 'slow start: N%');
+      expect({ code: cli.code, text: ramp(cli.stdout) }).toEqual({ code: exitCode, text: ramp(shown) });
       expect(await page.getAttribute('#explain-output', 'data-exit-code')).toBe(String(exitCode));
       if (exitCode === 0) {
         expect(shown).toContain('chosen: ');
