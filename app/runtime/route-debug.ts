@@ -2,7 +2,7 @@
  * The routing decisions in the process log at `debug`, from the diagnostics channels every
  * panel already publishes on (src/base/diagnostics.ts):
  *
- *   switchboard:route:decided     ─► debug "route"          listener host path product rule cluster
+ *   switchboard:route:decided     ─► debug "route"          listener client host path product rule cluster
  *                                                            (result=no_route when nothing matched;
  *                                                            at trace also the sub-clusters)
  *   switchboard:upstream:attempt  ─► debug "route attempt"  the same, plus subcluster backend
@@ -39,6 +39,12 @@ interface Tried {
   readonly error?: string;
 }
 
+/** `ip:port` of the request's client, an IPv6 address in brackets (`[::1]:5000`). */
+function clientOf(request: Request): string {
+  const ip = request.clientIp;
+  return ip.includes(':') ? `[${ip}]:${request.clientPort}` : `${ip}:${request.clientPort}`;
+}
+
 /** Logs routing decisions while the logger's level asks for them. */
 export class RouteDebugLog {
   readonly #logger: Logger;
@@ -51,7 +57,8 @@ export class RouteDebugLog {
     try {
       const { request, candidates, listener } = m as Decided;
       if (listener !== undefined) this.#listeners.set(request, listener);
-      const where = { listener, host: request.host, path: request.path };
+      // The client as routing saw it (a trusted PROXY or forwarded address when one was used).
+      const where = { listener, client: clientOf(request), host: request.host, path: request.path };
       if (candidates === undefined) {
         this.#logger.debug({ ...where, result: 'no_route' }, 'route');
         return;
@@ -79,6 +86,7 @@ export class RouteDebugLog {
       this.#logger.debug(
         {
           listener: this.#listeners.get(t.request),
+          client: clientOf(t.request),
           host: t.request.host,
           path: t.request.path,
           product,

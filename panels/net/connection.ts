@@ -38,6 +38,7 @@ import { FLAG, FRAME, FRAME_HEADER_BYTES } from '../../src/peek/h2-frames.ts';
 import { H2_ERROR, SERVER_PREFACE } from '../../src/peek/h2c.ts';
 import { isH2cUpgrade } from '../../src/peek/h2c-upgrade.ts';
 import { type Peeked, peekThen } from '../../src/peek/peek.ts';
+import { offeredTlsVersion } from '../../src/peek/tls-version.ts';
 import { joinHolds, type PolicyOutcome } from '../../src/policy/outcome.ts';
 import { clientAddressing } from '../../src/request/client-ip.ts';
 import { type RoutablePeek, requestFromPeek } from '../../src/request/from-peek.ts';
@@ -226,6 +227,11 @@ export function handleConnection(
     }
     record.protocol = request.protocol;
     describeRequest(record, request);
+    // Passed through: the router never sees the ServerHello, so the line says the highest version offered.
+    if (peeked.kind === 'tls') {
+      const offered = offeredTlsVersion(peeked.hello);
+      if (offered !== undefined) record.tls_version = offered;
+    }
 
     if (peeked.kind === 'http1' && engine.loaded.config.routing === 'per-request') {
       // Every request of the connection is routed on its own from here on (per-request.ts); the

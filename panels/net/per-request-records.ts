@@ -7,11 +7,21 @@
  * previous request when the address is the same (it is, unless a forwarded header names another
  * client), so a keep-alive connection builds it once.
  */
+import type { AccessRecord } from '../../src/base/log.ts';
 import type { Request } from '../../src/contracts/types.ts';
+import { describeTls } from '../../src/data-path/access-record.ts';
 import { connectionPoint } from '../../src/listener/connection-point.ts';
 import type { Http1Head } from '../../src/peek/http1.ts';
 import { Exchange } from './exchange.ts';
 import type { PerRequestStart } from './per-request-start.ts';
+
+/** The connection's TLS facts onto the line of an answer that has no request (a head that failed to parse). */
+function copyTls(record: AccessRecord, from: AccessRecord): void {
+  record.secure = true;
+  if (from.sni !== undefined) record.sni = from.sni;
+  if (from.alpn !== undefined) record.alpn = from.alpn;
+  if (from.tls_version !== undefined) record.tls_version = from.tls_version;
+}
 
 /** Makes the exchanges of one connection and fills its record from the first bound one. */
 export class ExchangeRecords {
@@ -30,6 +40,7 @@ export class ExchangeRecords {
   /** The exchange of a routed head (its end told to the policies that observe ends, if any). */
   open(head: Http1Head, request: Request): Exchange {
     const ex = new Exchange(this.#start.listener.name, this.#clientOf(request), this.#requestLog(), head, request);
+    if (request.secure) describeTls(ex.record, request);
     const policies = this.#start.engine.policies;
     if (policies.observes) ex.observedBy(policies, request, request);
     return ex;
@@ -38,6 +49,8 @@ export class ExchangeRecords {
   /** The exchange of an answer to a request that has none (a head that failed to parse). */
   forAnswer(): Exchange {
     const ex = new Exchange(this.#start.listener.name, this.#start.connectionRecord.client, this.#requestLog());
+    const connectionRecord = this.#start.connectionRecord;
+    if (connectionRecord.secure === true) copyTls(ex.record, connectionRecord);
     const policies = this.#start.engine.policies;
     if (policies.observes) ex.observedBy(policies, connectionPoint(this.#start.conn).connection, undefined);
     return ex;

@@ -108,6 +108,15 @@ export interface AccessRecord {
   span_id?: string;
   /** 'request' on per-request lines (log.accessMode: per-request); absent on connection lines. */
   line?: 'request';
+  /**
+   * TLS lines only (terminated or passed through; issue 45 item 7, docs/logging.md): `secure`
+   * true, the SNI, the ALPN protocol (terminated: the one agreed; passthrough: those offered,
+   * comma-separated) and the TLS version (terminated: agreed; passthrough: the highest offered).
+   */
+  secure?: true;
+  sni?: string;
+  alpn?: string;
+  tls_version?: string;
 }
 
 export type AccessLog = (record: AccessRecord) => void;
@@ -125,8 +134,15 @@ export type ReopenableAccessLog = AccessLog & {
 /** The mode an access-log file is created with (the process umask may narrow it further). */
 export const ACCESS_LOG_MODE = 0o640;
 
-/** An access log writing to `target`: 'stdout', 'off', a file path, or a stream (tests). */
-export function createAccessLog(target: string | DestinationStream): ReopenableAccessLog {
+/**
+ * An access log writing to `target`: 'stdout', 'off', a file path, or a stream (tests). `line`
+ * (`log.accessFormat` combined or pretty, src/access-log/format.ts) makes each record's text
+ * instead of pino's JSON; a newline is added.
+ */
+export function createAccessLog(
+  target: string | DestinationStream,
+  line?: (record: AccessRecord) => string,
+): ReopenableAccessLog {
   if (target === 'off') return Object.assign(() => {}, { reopen() {}, flush() {}, off: true });
   const sonic =
     typeof target === 'string'
@@ -138,7 +154,11 @@ export function createAccessLog(target: string | DestinationStream): ReopenableA
   const stream = sonic ?? (target as DestinationStream);
   const log = pino({ base: null, messageKey: 'msg', ...formatting }, stream);
   const file = typeof target === 'string' && target !== 'stdout';
-  return Object.assign((record: AccessRecord) => log.info(record, 'access'), {
+  const write =
+    line === undefined
+      ? (record: AccessRecord) => log.info(record, 'access')
+      : (record: AccessRecord) => stream.write(`${line(record)}\n`);
+  return Object.assign(write, {
     reopen() {
       if (file) sonic?.reopen();
     },

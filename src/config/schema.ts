@@ -242,6 +242,8 @@ export const configSchema = z
         access: accessLogSchema.default('stdout'),
         /** per-connection: one line per connection; per-request: also one line per HTTP/1 request. */
         accessMode: z.enum(['auto', 'per-connection', 'per-request']).default('auto'),
+        /** Access lines as JSON (json), Apache/nginx combined plus key=value (combined), or short readable lines (pretty). */
+        accessFormat: z.enum(['json', 'combined', 'pretty']).default('json'),
       })
       // Consumers see the target as before (`access`) and the rules beside it (`accessRules`).
       .transform(({ access, ...rest }) =>
@@ -249,7 +251,14 @@ export const configSchema = z
           ? { ...rest, access, accessRules: [] as AccessLogRuleConfig[] }
           : { ...rest, access: access.file, accessRules: access.rules },
       )
-      .default({ level: 'info', format: 'auto', access: 'stdout', accessMode: 'auto', accessRules: [] }),
+      .default({
+        level: 'info',
+        format: 'auto',
+        access: 'stdout',
+        accessMode: 'auto',
+        accessFormat: 'json',
+        accessRules: [],
+      }),
     /** Rules at the callback points, in order (src/policy/, docs/policies.md); only `connection` is enforced yet. */
     policies: policiesSchema.default([]),
     /** Several routers as one through etcd and Redis (src/config/fleet.ts, docs/fleet.md); absent = a lone router. */

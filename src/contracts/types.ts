@@ -19,6 +19,8 @@ export interface TlsInfo {
   readonly clientAuth: boolean;
   /** Common names of the CAs that issued the verified client chain (termination only). */
   readonly clientCaNames: readonly string[];
+  /** The TLS version agreed (`TLSv1.3`), termination only; absent on hand-built requests. */
+  readonly version?: string | undefined;
 }
 
 /**

@@ -10,7 +10,9 @@
  * 2. The line goes to the access log when one is given and not `off` (a copy marked `line`
  *    when asked, as the net panel's per-request lines are); observers hear the record itself on
  *    the diagnostics channel only while someone subscribes.
- * 3. With `tracing:` (src/tracing/), `describeRequest` tells the tracer the record's request and
+ * 3. A TLS request (terminated or passed through) adds `secure`, `sni`, `alpn` and `tls_version`
+ *    (`describeTls`); a plain one pays the read of `request.secure`.
+ * 4. With `tracing:` (src/tracing/), `describeRequest` tells the tracer the record's request and
  *    the end tells it the record is done, before the line is written (`trace_id`, `span_id`);
  *    off, each is one property read.
  */
@@ -30,8 +32,23 @@ export function describeRequest(record: AccessRecord, request: Request): void {
   record.host = request.host;
   if (request.path !== undefined) record.path = request.path;
   if (request.method !== undefined) record.method = request.method;
+  if (request.secure) describeTls(record, request);
   const tracer = tracing.current;
   if (tracer !== undefined) tracer.begin(record, request);
+}
+
+/**
+ * Fills `record` with the TLS facts of a TLS request: `secure`, the SNI, the ALPN (terminated:
+ * the protocol agreed; passthrough: those offered, comma-separated) and, on a terminated
+ * connection, the version agreed (a passthrough's is set by the panel from the ClientHello).
+ */
+export function describeTls(record: AccessRecord, request: Request): void {
+  record.secure = true;
+  if (request.sni !== undefined) record.sni = request.sni;
+  const alpn = request.alpn;
+  if (alpn.length > 0) record.alpn = alpn.length === 1 ? alpn[0]! : alpn.join(',');
+  const version = request.tls?.version;
+  if (version !== undefined) record.tls_version = version;
 }
 
 /** Milliseconds since `startedAt` (a `performance.now()` reading), to the microsecond. */

@@ -45,7 +45,12 @@ export function tlsFactsOf(socket: Socket): TlsFacts | undefined {
   facts = Object.freeze({
     sni: typeof servername === 'string' && servername !== '' ? servername.toLowerCase() : undefined,
     alpn: Object.freeze(typeof alpn === 'string' ? [alpn] : []),
-    tls: Object.freeze({ clientAuth, clientCaNames: Object.freeze(clientAuth ? issuerNames(socket) : []) }),
+    tls: Object.freeze({
+      clientAuth,
+      clientCaNames: Object.freeze(clientAuth ? issuerNames(socket) : []),
+      // For the access line's tls_version (once per connection, like the rest).
+      version: socket.getProtocol() ?? undefined,
+    }),
   });
   cache.set(socket, facts);
   return facts;

@@ -107,15 +107,24 @@ describe('switchboard start --log-format json --log-level debug (net panel)', ()
     }
   });
 
-  it('logs each routing decision at debug: listener, host, path, product, rule, cluster, backend, attempt, result', async () => {
+  it('logs each routing decision at debug: listener, client, host, path, product, rule, cluster, backend, attempt, result', async () => {
     const ok = await rawRequest(port, get('live.test', '/a'));
     expect(ok.toString('latin1')).toMatch(/^HTTP\/1\.1 200/);
     const decided = await cli.waitForLog((l) => l.msg === 'route' && l.host === 'live.test');
-    expect(decided).toMatchObject({ level: 'debug', listener: 'web', path: '/a', product: 'web', cluster: 'live' });
+    const client = expect.stringMatching(/^127\.0\.0\.1:\d+$/);
+    expect(decided).toMatchObject({
+      level: 'debug',
+      listener: 'web',
+      client,
+      path: '/a',
+      product: 'web',
+      cluster: 'live',
+    });
     const line = await cli.waitForLog((l) => l.msg === 'route attempt' && l.host === 'live.test' && l.result === 'ok');
     expect(line).toMatchObject({
       level: 'debug',
       listener: 'web',
+      client: decided.client,
       path: '/a',
       product: 'web',
       cluster: 'live',

@@ -79,12 +79,13 @@ describe('routing-decision lines (app/runtime/route-debug.ts)', () => {
     expect(decided.hasSubscribers).toBe(before);
     log.level = 'debug';
     expect(decided.hasSubscribers).toBe(true);
-    const request = { host: 'x.test', path: '/p' };
+    const request = { host: 'x.test', path: '/p', clientIp: '2001:db8::1', clientPort: 5000 };
     decided.publish({ request, candidates: undefined, listener: 'web' });
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({
       level: 'debug',
       msg: 'route',
       listener: 'web',
+      client: '[2001:db8::1]:5000',
       host: 'x.test',
       path: '/p',
       result: 'no_route',
