@@ -151,8 +151,11 @@ function parseHeaders(list: readonly string[]): [string, string][] {
 export function explainHandler(json: Answer) {
   return async (req: IncomingMessage, res: ServerResponse, deps: AdminDeps): Promise<void> => {
     const body = parseExplainBody(await readJson(req));
-    const { engine, registry } = deps.runtime;
-    const live = await openLiveExplain(engine, registry, (id) => deps.backendStates.view(id));
+    const { engine, registry, health } = deps.runtime;
+    const live = await openLiveExplain(engine, registry, {
+      overrides: (id) => deps.backendStates.view(id),
+      probes: (id, cluster) => health.lastProbe(id, cluster),
+    });
     try {
       const explanation = explainRoute(live.engine, {
         host: body.host,

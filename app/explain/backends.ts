@@ -9,7 +9,8 @@
  *    ramp). A backend takes traffic when it is available with a weight above 0, which is what
  *    the operators skip by (operators/lib/pool.ts `eligible`).
  * 2. Why, in this order: the admin mode (drained, disabled: the layer that set it, who, when,
- *    from app/fleet/backend-state.ts), the health verdict (unhealthy in this cluster), weight 0,
+ *    from app/fleet/backend-state.ts), the health verdict (unhealthy in this cluster, with the
+ *    last probe's result and time from the health manager), weight 0,
  *    a weight override, slow start (the percent of its weight it takes now).
  * 3. Assumed (offline `switchboard route`): no registry; every backend is up at its configured
  *    weight, and only a configured weight 0 is skipped.
@@ -23,11 +24,15 @@ import { stateOf } from '../metrics/backend-states.ts';
 /** Where each backend's admin mode and weight were set (app/fleet/backend-state.ts `BackendStates.view`). */
 export type OverrideLookup = (id: string) => OverridesView;
 
+/** The last settled health probe of a backend judging a cluster (src/health/manager.ts `lastProbe`). */
+export type ProbeLookup = (id: string, cluster: string) => { readonly ok: boolean; readonly at: number } | undefined;
+
 /** The running router's backend state, as the explainer reads it. */
 export interface LiveBackends {
   /** The registry the operators read (read-only: registry-view.ts). */
   readonly registry: BackendRegistry;
   readonly overrides?: OverrideLookup | undefined;
+  readonly probes?: ProbeLookup | undefined;
 }
 
 /** One backend of a sub-cluster. */
@@ -75,12 +80,25 @@ function paren(...parts: (string | undefined)[]): string {
   return given.length === 0 ? '' : ` (${given.join(', ')})`;
 }
 
+/** ` (last probe failed at …)`, '' before the first probe settles. */
+function lastProbe(p: ReturnType<ProbeLookup>): string {
+  return p === undefined ? '' : ` (last probe ${p.ok ? 'passed' : 'failed'} at ${new Date(p.at).toISOString()})`;
+}
+
+/** What step 2 reads besides the record. */
+interface Context {
+  readonly cluster: string;
+  readonly percent: number | undefined;
+  readonly view: OverridesView | undefined;
+  readonly probe: ReturnType<ProbeLookup>;
+}
+
 /** Step 2 for a live record. */
-function liveWhy(b: Backend, s: BackendState, cluster: string, percent: number | undefined, view?: OverridesView) {
+function liveWhy(b: Backend, s: BackendState, { cluster, percent, view, probe }: Context) {
   const why: string[] = [];
   if (s.mode === 'draining') why.push(`drained${paren(layer(view, 'modeScope'))}`);
   if (s.mode === 'disabled') why.push(`disabled${paren(layer(view, 'modeScope'))}`);
-  else if (!s.healthy) why.push(`unhealthy: health checks hold it down in cluster ${cluster}`);
+  else if (!s.healthy) why.push(`unhealthy: health checks hold it down in cluster ${cluster}${lastProbe(probe)}`);
   const w = s.weightOverride;
   if (w !== undefined && w !== b.weight) {
     why.push(`weight ${Math.max(w, 0)}${paren(`admin override of ${b.weight}`, layer(view, 'weightScope'))}`);
@@ -107,7 +125,12 @@ function liveBackend(b: Backend, c: Candidates, live: LiveBackends): ExplainedBa
     state: stateOf(s),
     takesTraffic: s.available && weight > 0,
     slowStartPercent: percent,
-    why: liveWhy(b, s, c.cluster, percent, live.overrides?.(b.id)),
+    why: liveWhy(b, s, {
+      cluster: c.cluster,
+      percent,
+      view: live.overrides?.(b.id),
+      probe: s.healthy ? undefined : live.probes?.(b.id, c.cluster),
+    }),
   };
 }
 

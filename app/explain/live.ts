@@ -20,7 +20,7 @@ import type { BackendRegistry } from '../../src/contracts/backend-registry.ts';
 import type { OperatorInstance } from '../../src/contracts/plugin.ts';
 import type { Engine } from '../../src/panel/contract.ts';
 import { LocalRegistry } from '../../src/registry/local.ts';
-import type { OverrideLookup } from './backends.ts';
+import type { OverrideLookup, ProbeLookup } from './backends.ts';
 import type { ExplainEngine } from './explain.ts';
 import { registryView } from './registry-view.ts';
 
@@ -40,11 +40,19 @@ function operatorOver(engine: Engine, registry: BackendRegistry, seed: number): 
   });
 }
 
+/** Where the `why` of each backend comes from besides the registry (backends.ts). */
+export interface LiveSources {
+  /** Who set each admin mode and weight, in which scope (app/fleet/backend-state.ts). */
+  readonly overrides?: OverrideLookup | undefined;
+  /** The last health probe of each backend (src/health/manager.ts). */
+  readonly probes?: ProbeLookup | undefined;
+}
+
 /** Steps 1–3 for `engine` (the one new connections use) over the runtime's `registry`. */
 export async function openLiveExplain(
   engine: Engine,
   registry: BackendRegistry,
-  overrides?: OverrideLookup,
+  sources: LiveSources = {},
 ): Promise<LiveExplain> {
   const seed = Math.floor(Math.random() * 2 ** 32);
   const view = registryView(registry);
@@ -66,7 +74,7 @@ export async function openLiveExplain(
       operator,
       listeners: engine.loaded.config.listeners,
       policies: engine.policies,
-      live: { registry: view, allHealthy, overrides },
+      live: { registry: view, allHealthy, overrides: sources.overrides, probes: sources.probes },
     },
     async close() {
       await allHealthy.close?.();

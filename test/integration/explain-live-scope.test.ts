@@ -43,7 +43,7 @@ describe('the live explainer reads every layer of backend state', () => {
 
   async function explain(): Promise<RouteExplanation> {
     const { runtime } = router.router;
-    const live = await openLiveExplain(runtime.engine, runtime.registry, (id) => states.view(id));
+    const live = await openLiveExplain(runtime.engine, runtime.registry, { overrides: (id) => states.view(id) });
     try {
       return explainRoute(live.engine, { host: HOST });
     } finally {

@@ -170,10 +170,12 @@ describe.each(UNDER_TEST)('the explainer follows live state: $label', (p) => {
     await eventually(async () => backend(await explain(), 'b').state === 'down', 10_000, 'b down');
     e = await explain();
     expect(backend(e, 'b')).toMatchObject({ takesTraffic: false });
-    expect(backend(e, 'b').why).toBe('unhealthy: health checks hold it down in cluster c');
+    expect(backend(e, 'b').why).toMatch(
+      /^unhealthy: health checks hold it down in cluster c \(last probe failed at \d{4}-\d\d-\d\dT[\d:.]+Z\)$/,
+    );
     expect(e.chosen?.backend).toBe(a.address);
     await agrees(e);
-  }, 40_000);
+  }, 60_000);
 });
 
 describe('switchboard route: offline says what it assumes; --admin failures are one line', () => {
@@ -201,7 +203,7 @@ describe('switchboard route: offline says what it assumes; --admin failures are 
     const e = JSON.parse(live.stdout) as Explanation;
     expect(e).toMatchObject({ backendState: 'live', chosen: { backend: s.b.address } });
     await s.control(s.a.address, 'enable');
-  });
+  }, 60_000);
 
   it('a wrong token and an unreachable admin exit 4 with one line; a bad flag through the admin exits 2', async () => {
     const url = `127.0.0.1:${s.admin}`;
@@ -221,5 +223,5 @@ describe('switchboard route: offline says what it assumes; --admin failures are 
     expect(bad.code).toBe(2);
     expect(bad.messages).toEqual(['route: listener nope: no such listener (have web)']);
     expect(wrong.stdout + gone.stdout + bad.stdout).toBe('');
-  });
+  }, 60_000);
 });
