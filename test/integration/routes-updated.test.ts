@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteAddressBook } from '../../address-books/sqlite/book.ts';
 import { dbImport, dbInit } from '../../address-books/sqlite/store.ts';
 import { createLogger } from '../../src/base/log.ts';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
@@ -159,6 +160,17 @@ describe('sqlite book: routes updated', () => {
       backendsRemoved: [a.address],
     });
     expect(await backendFor(router, 'shop.test')).toBe('b');
+  });
+
+  it('says nothing of a change the book refuses (its own warning does)', async () => {
+    const before = updates(lines).length;
+    const db = new DatabaseSync(file, { timeout: 5000 });
+    db.exec(`UPDATE backends SET address = 'not-an-address' WHERE cluster = 'web'`);
+    db.close();
+    const book = router.router.runtime.engine.book as SqliteAddressBook;
+    await eventually(() => book.lastError !== undefined, 10_000, 'the bad row to be refused');
+    expect(updates(lines)).toHaveLength(before);
+    expect(router.router.runtime.routes?.updates).toBe(before);
   });
 });
 
