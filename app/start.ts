@@ -3,24 +3,22 @@
  * admin listener and the reloader, and shut down gracefully:
  *
  * 1. Start: log the effective `nofile` limit (a maxConnections that cannot fit was already a
- *    config error), bind the listeners, then the admin listener when `admin` is configured.
- *    Each part is recorded as it starts (started-parts.ts); if any step fails, what started is
- *    closed in reverse order (the panel destroyed) and the error is thrown.
- * 2. Reload: the config file is watched, SIGHUP reloads, `POST /reload` reloads (reload.ts).
- * 3. SIGUSR1 reopens the access-log file (logrotate).
- * 4. SIGTERM/SIGINT: `/readyz` fails, listeners stop accepting, drainable connections close after
+ *    config error), bind the listeners, then the admin listener when `admin` is configured. Its
+ *    port is held from before the listeners bind (port-hold.ts), so a port in use there fails
+ *    the start before any listener has logged `listening`. Each part is recorded as it starts
+ *    (started-parts.ts); if any step fails, what started is closed in reverse order (the panel
+ *    destroyed) and the error is thrown.
+ * 2. Reload: `POST /reload` and `reload()`; the config file is watched with `watch: true`
+ *    (reload.ts). SIGHUP and the other signals are the process's: run-start.ts.
+ * 3. `close()`: `/readyz` fails, listeners stop accepting, drainable connections close after
  *    their current response, idle ones at once, tunnels get until `limits.drainTimeout`; then
  *    everything closes, last started first (the admin listener after the panel, so `/readyz`
- *    answers while it drains), and the process exits 0. A second signal exits at once (1).
- * 5. An error no connection caught (a bug): runtime/process-policy.ts. An unhandled rejection is logged
- *    with its stack and the router serves on; an uncaught exception is logged, then the router
- *    drains as on SIGTERM and exits 1 for the supervisor to restart it.
+ *    answers while it drains).
  */
 
 import { followsEngine } from '../src/panel/capabilities.ts';
 import type { BoundPanel } from '../src/panel/contract.ts';
 import { adminDescriptors, maxConnectionsFor, nofileLimit } from '../src/process/nofile.ts';
-import { capYoungGeneration, releaseYoungGeneration } from '../src/process/young-generation.ts';
 import { type AcmeManager, startAcme } from './acme/start.ts';
 import { type AdminServer, startAdmin } from './admin/server.ts';
 import { startBackendStates } from './fleet/backend-state-start.ts';
@@ -33,8 +31,8 @@ import { type ConfigOverrides, type LoadedConfig, loadConfig } from './load-conf
 import { registerFleetMetrics } from './metrics/fleet.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { registerTracingMetrics } from './metrics/tracing.ts';
+import { holdPort } from './port-hold.ts';
 import { Reloader, type ReloadResult } from './reload.ts';
-import { installProcessPolicy } from './runtime/process-policy.ts';
 import { panelReserve, perConnection, Runtime, type RuntimeOptions } from './runtime/runtime.ts';
 import { StartedParts } from './started-parts.ts';
 import { startTracingPart } from './tracing/part.ts';
@@ -143,6 +141,12 @@ async function startParts(
   const adminPlace = adminConfig === undefined ? undefined : parts.reserve('admin listener');
   // Backend overrides (app/fleet/backend-state.ts): with `fleet:`, the fleet's are read before serving.
   const backends = await startBackendStates(loaded, runtime, parts);
+  // The admin port is held until the admin listener binds it: a clash fails before any listener binds.
+  const adminPort =
+    adminConfig === undefined
+      ? undefined
+      : await holdPort('admin.address', adminConfig.address.host, adminConfig.address.port);
+  if (adminPort !== undefined) parts.add('admin port hold', adminPort);
   await panel.start();
   parts.add(
     'panel',
@@ -171,6 +175,7 @@ async function startParts(
   let ready = true;
   let admin: AdminServer | undefined;
   if (adminConfig !== undefined && metrics !== undefined) {
+    await adminPort?.();
     admin = await startAdmin(adminConfig, {
       runtime,
       metrics,
@@ -255,43 +260,4 @@ function logStarted(loaded: LoadedConfig, runtime: Runtime, admin: AdminServer |
     },
     'switchboard started',
   );
-}
-
-/** Runs until SIGINT/SIGTERM; reloads on SIGHUP and on config change; SIGUSR1 reopens the access log. */
-export async function runStart(file: string, overrides: ConfigOverrides): Promise<void> {
-  const router = await startRouter(file, overrides, { watch: true });
-  // The p99: scavenges of a small young generation are short (src/process/young-generation.ts); the
-  // CLI held its growth until now. A panel whose threads run the engine (worker) gives them
-  // their own cap; the growth factor is process-wide, so the main thread's would stop theirs too.
-  if (followsEngine(router.panel)) releaseYoungGeneration();
-  else capYoungGeneration();
-  const { logger } = router.runtime;
-  router.reloader.handleSighup();
-  process.on('SIGUSR1', () => {
-    router.runtime.accessLog.reopen();
-    logger.info('access log reopened');
-  });
-  let stopping = false;
-  const stop = (signal: string, exitCode = 0) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal, drainTimeout: router.runtime.engine.limits.drainTimeout }, 'draining, then shutting down');
-    router.close().then(
-      () => {
-        logger.info('shut down');
-        process.exit(exitCode);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  // Not `stop` itself: node passes the signal number as a second argument (it would be the exit code).
-  process.on('SIGINT', (signal) => stop(signal));
-  process.on('SIGTERM', (signal) => stop(signal));
-  installProcessPolicy(logger, stop);
 }

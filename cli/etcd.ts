@@ -4,11 +4,10 @@
  * the book's (`address-books/etcd/store.ts` `etcdImport`, `etcdExportYaml`: only the keys that
  * differ, in as few transactions as etcd allows); this file parses the arguments and prints.
  */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Etcd3 } from 'etcd3';
 import { normalisePrefix } from '../address-books/etcd/layout.ts';
 import { exitCodeOf } from '../app/exit.ts';
-import { SwitchboardError } from '../src/base/errors.ts';
 
 /** Connection flags of both commands. */
 export interface EtcdCliOptions {
@@ -45,13 +44,11 @@ export function addEtcdCommands(program: Command): void {
     .description('validate a routes file, config or BFE conf dir, then write it under the prefix')
     .requiredOption('--endpoints <urls>', 'comma-separated etcd endpoints, e.g. http://127.0.0.1:2379')
     .option('--prefix <prefix>', 'key prefix', '/switchboard/')
-    .option('--format <format>', 'value encoding: json | yaml', 'json')
+    // A bad value is a usage error (exit 2), as for every option value (app/exit.ts).
+    .addOption(new Option('--format <format>', 'value encoding').choices(['json', 'yaml']).default('json'))
     .argument('<source>', 'routes.yaml, switchboard.yaml or a BFE conf dir')
-    .action((source: string, o: EtcdCliOptions & { format: string }) =>
+    .action((source: string, o: EtcdCliOptions & { format: 'json' | 'yaml' }) =>
       withClient('import', o, async (client) => {
-        if (o.format !== 'json' && o.format !== 'yaml') {
-          throw new SwitchboardError('SWB_ERR_CONFIG', '--format: expected json or yaml');
-        }
         const r = await (await etcdStore()).etcdImport(client, source, o.prefix, o.format);
         for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
         process.stderr.write(`imported ${source}: ${r.put} keys written, ${r.deleted} deleted\n`);

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 const EXIT_CODES = `Exit codes:
   0  ok
   1  runtime failure (a port in use, a peer or database unreachable, a crash)
-  2  usage error (unknown command or option, bad option value)
+  2  usage error (unknown command or option, bad option value: --panel foo, --listen localhost)
   3  invalid config (the file or what it points at)`;
 
 const ENV_COMMON = `  SWITCHBOARD_DEBUG=1       print the stack of an unexpected error (also --verbose)
@@ -31,12 +31,21 @@ Examples:
   $ switchboard start                                   # conf/switchboard.yaml
   $ switchboard start -c /etc/switchboard/switchboard.yaml --panel worker --workers 4
   $ switchboard start -c my.yaml --listen 0.0.0.0:8080  # one plaintext listener instead of the file's
+  $ switchboard start --no-watch --pid-file /run/switchboard.pid   # reloads by SIGHUP only
 
 Signals:
-  HUP         reload the config (also: the file is watched; POST /reload on the admin API)
+  HUP         reload the config (also: POST /reload on the admin API, and the file is
+              watched unless --no-watch)
   USR1        reopen the access-log file (after logrotate moved it)
   TERM, INT   graceful stop: /readyz fails, listeners close, open connections finish within
-              limits.drainTimeout, then exit 0; a second signal exits at once (1)
+              limits.drainTimeout, then exit 0; a second signal exits at once (1), bar the
+              same signal again within 1 s (npm passes on the Ctrl-C the router got too)
+
+Wrappers: under npm start or npx, or a Node parent's IPC channel, the router stops as on TERM
+when that wrapper exits (npx runs it under sh -c, which does not pass signals on; kill npx with
+TERM, or INT the whole process group as Ctrl-C does). Run from a shell, systemd or a container,
+it outlives its parent. --pid-file is written once every listener is bound and removed at exit;
+a file that names a running process refuses the start (exit 1).
 
 ${EXIT_CODES}
 

@@ -4,7 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { reportError } from '../app/exit.ts';
-import { runStart } from '../app/start.ts';
+import { builtinPanels } from '../app/panels.ts';
+import { runStart } from '../app/run-start.ts';
+import { didYouMean } from '../src/base/suggest.ts';
+import { parseHostPort } from '../src/config/address.ts';
 import { LOG_LEVELS } from '../src/config/schema.ts';
 import { releaseYoungGeneration } from '../src/process/young-generation.ts';
 import { runCheck } from './check.ts';
@@ -24,7 +27,20 @@ function positiveInt(v: string): number {
   return n;
 }
 
-function collect(v: string, prev: string[]): string[] {
+/** `--panel`: a built-in panel's name (a bad one is a usage error, exit 2, not a config error). */
+function panelName(v: string): string {
+  const known = Object.keys(builtinPanels);
+  if (known.includes(v)) return v;
+  throw new InvalidArgumentError(
+    `unknown panel ${JSON.stringify(v)}${didYouMean(v, known)}; known: ${known.join(', ')}`,
+  );
+}
+
+/** `--listen`: a bad address is a usage error (exit 2) naming the flag, not a config error. */
+function collectAddress(v: string, prev: string[]): string[] {
+  if (parseHostPort(v, true) === undefined) {
+    throw new InvalidArgumentError('expected host:port (IPv6 in brackets), e.g. 0.0.0.0:8080 or [::]:8080');
+  }
   return [...prev, v];
 }
 
@@ -35,6 +51,8 @@ interface StartFlags {
   listen: string[];
   logLevel?: string;
   logFormat?: string;
+  watch: boolean;
+  pidFile?: string;
 }
 
 /** Builds the program; `main` runs it. */
@@ -53,9 +71,10 @@ export function program(): Command {
   p.command('start')
     .description('run the router')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
-    .option('--panel <name>', 'panel: net | http2 | worker')
+    // Every option value is checked here, so a bad one is a usage error (exit 2, app/exit.ts).
+    .option('--panel <name>', `replace panel.name: ${Object.keys(builtinPanels).join(' | ')}`, panelName)
     .option('--workers <n>', 'worker threads (worker panel)', positiveInt)
-    .option('--listen <addr>', 'replace all listeners with one plaintext listener (repeatable)', collect, [])
+    .option('--listen <addr>', 'replace all listeners with one plaintext listener (repeatable)', collectAddress, [])
     .addOption(new Option('--log-level <level>', 'replace log.level').choices(LOG_LEVELS))
     .addOption(
       new Option('--log-format <format>', 'replace log.format (default auto: pretty on a terminal)').choices([
@@ -64,14 +83,23 @@ export function program(): Command {
         'json',
       ]),
     )
+    .option('--no-watch', 'do not reload when the config file changes (SIGHUP and POST /reload still do)')
+    .option(
+      '--pid-file <path>',
+      'write the pid here once listening, remove it at exit; refuse if it names a live process',
+    )
     .action(async (o: StartFlags) => {
-      await runStart(o.config, {
-        ...(o.panel !== undefined ? { panel: o.panel } : {}),
-        ...(o.workers !== undefined ? { workers: o.workers } : {}),
-        ...(o.listen.length > 0 ? { listen: o.listen } : {}),
-        ...(o.logLevel !== undefined ? { logLevel: o.logLevel } : {}),
-        ...(o.logFormat !== undefined ? { logFormat: o.logFormat } : {}),
-      });
+      await runStart(
+        o.config,
+        {
+          ...(o.panel !== undefined ? { panel: o.panel } : {}),
+          ...(o.workers !== undefined ? { workers: o.workers } : {}),
+          ...(o.listen.length > 0 ? { listen: o.listen } : {}),
+          ...(o.logLevel !== undefined ? { logLevel: o.logLevel } : {}),
+          ...(o.logFormat !== undefined ? { logFormat: o.logFormat } : {}),
+        },
+        { watch: o.watch, ...(o.pidFile !== undefined ? { pidFile: o.pidFile } : {}) },
+      );
     });
   p.command('check')
     .description('validate a config and print every error')

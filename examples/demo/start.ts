@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { reportError } from '../../app/exit.ts';
-import { runStart } from '../../app/start.ts';
+import { runStart } from '../../app/run-start.ts';
 import { DEMO_BACKENDS, startDemoBackends } from './backends.ts';
 
 // A port in use or a bad config: one line and the CLI's exit code (app/exit.ts), no stack.

@@ -45,6 +45,8 @@ export type ErrorCode =
   | 'SWB_ERR_ADDRESS_BOOK'
   /** A listening socket could not be bound (address in use, no permission). */
   | 'SWB_ERR_LISTEN'
+  /** `start --pid-file`: the file names a running process, or cannot be written (app/pid-file.ts). */
+  | 'SWB_ERR_PID_FILE'
   | 'SWB_ERR_TLS_HELLO'
   | 'SWB_ERR_PROXY_HEADER'
   | 'SWB_ERR_H2'

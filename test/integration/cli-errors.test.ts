@@ -59,11 +59,13 @@ describe('switchboard check and start: one line, a config path, an exit code', (
     }
   });
 
-  it('--panel foo: one line naming panel.name; exit 3', async () => {
+  it('--panel foo: a bad option value, one line naming the option; exit 2 (usage)', async () => {
     const file = await config('ok.yaml', `listeners: [{ name: web, address: 127.0.0.1:0 }]\n${BOOK}`);
     const r = await runCli(['start', '--config', file, '--panel', 'foo']);
-    expect(r.code).toBe(3);
-    expect(r.messages).toEqual(['panel.name: unknown panel "foo"; known: net, http2, worker']);
+    expect(r.code).toBe(2);
+    expect(r.messages).toEqual([
+      `error: option '--panel <name>' argument 'foo' is invalid. unknown panel "foo"; known: net, http2, worker`,
+    ]);
     expectNoStack(r.stderr);
   });
 
