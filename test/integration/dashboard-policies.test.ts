@@ -9,21 +9,14 @@
  *
  * UI state is awaited with DOM waits (the page polls once a second); no sleep decides anything.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
-import { ROOT } from '../harness/cli-run.ts';
+import { hasChromium, launchChromium, type TestBrowser, WAIT } from '../harness/chromium.ts';
 import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT = join(ROOT, 'test/output');
 const TOKEN = 'dash-policies';
-const WAIT = { timeout: 30_000 };
 
 /** One GET from `from` on its own connection; resolves with the reply. */
 function get(port: number, from: string, path: string): Promise<string> {
@@ -39,12 +32,11 @@ function get(port: number, from: string, path: string): Promise<string> {
   });
 }
 
-describe.skipIf(!existsSync(CHROMIUM))('dashboard policies in headless Chromium', () => {
+describe.skipIf(!hasChromium)('dashboard policies in headless Chromium', () => {
   let backend: TestBackend;
   let router: TestRouter;
-  let context: BrowserContext;
+  let browser: TestBrowser;
   let page: Page;
-  let profile: string;
 
   const open = async (view: string) => {
     await page.click(`#tabs a[data-view="${view}"]`);
@@ -77,15 +69,8 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard policies in headless Chromium'
       },
       { dir },
     );
-    await mkdir(OUTPUT, { recursive: true });
-    profile = await mkdtemp(join(tmpdir(), 'swb-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium();
+    page = browser.page;
     await page.goto(`http://127.0.0.1:${router.router.admin!.address().port}/ui/`);
     await page.waitForSelector('#token-form:not([hidden])', WAIT);
     await page.fill('#token-input', TOKEN);
@@ -93,10 +78,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard policies in headless Chromium'
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await router?.close();
     await backend?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
   });
 
   it('lists the rules in order with their counts, which follow real traffic', async () => {
@@ -111,7 +95,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard policies in headless Chromium'
     expect(await get(router.port(), '127.0.0.1', '/admin')).toContain(' 403 ');
     await page.locator('tr[data-policy="admin"] td[data-actions]', { hasText: 'answer 1' }).waitFor(WAIT);
     await page.locator('tr[data-policy="api-rate"] td[data-keys]', { hasText: /^3$/ }).waitFor(WAIT);
-    await page.screenshot({ path: join(OUTPUT, 'dashboard-policies.png'), fullPage: true });
+    await browser.shot('policies');
   }, 60_000);
 
   it('the explain form names the rule that would fire for the request and client', async () => {

@@ -14,36 +14,29 @@
  * test/output/ (ignored by git).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { readFile, rm } from 'node:fs/promises';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
+import { hasChromium, launchChromium, type TestBrowser, WAIT } from '../harness/chromium.ts';
 import { etcdBinary, startEtcd, type TestEtcd } from '../harness/etcd.ts';
 import { eventually, startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT = join(fileURLToPath(new URL('../..', import.meta.url)), 'test/output');
 const TOKEN = 'fleet-view-s3cret';
-const WAIT = { timeout: 30_000 };
 
 const member = (id: string) => `#fleet-body tr[data-member="${id}"]`;
 
-describe.skipIf(!existsSync(CHROMIUM) || etcdBinary() === undefined)('dashboard: the Fleet view', () => {
+describe.skipIf(!hasChromium || etcdBinary() === undefined)('dashboard: the Fleet view', () => {
   let etcd: TestEtcd;
   let backend: TestBackend;
   let r1: TestRouter | undefined;
   let r2: TestRouter;
-  let context: BrowserContext;
+  let browser: TestBrowser;
   let page: Page;
-  let profile: string;
   const dirs: string[] = [];
   const prefix = `/swb-fleet-view-${randomBytes(4).toString('hex')}/`;
   const port = (r: TestRouter) => r.router.admin!.address().port;
-  const shot = (view: string) => page.screenshot({ path: join(OUTPUT, `dashboard-fleet-${view}.png`), fullPage: true });
+  const shot = (view: string) => browser.shot(`fleet-${view}`);
 
   async function start(id: string, fleet = true): Promise<TestRouter> {
     const dir = await tempDir({ 'servers.yaml': `- { host: "*.example.test", backends: [${backend.address}] }\n` });
@@ -73,33 +66,16 @@ describe.skipIf(!existsSync(CHROMIUM) || etcdBinary() === undefined)('dashboard:
     etcd = await startEtcd();
     backend = await startHttpBackend('a');
     r2 = await start('r2');
-    await mkdir(OUTPUT, { recursive: true });
-    profile = await mkdtemp(join(tmpdir(), 'swb-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium();
+    page = browser.page;
     await open(r2, 'fleet');
   }, 90_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     for (const r of [r1, r2]) await r?.close();
     await backend?.close();
     await etcd?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
 
@@ -171,14 +147,22 @@ describe.skipIf(!existsSync(CHROMIUM) || etcdBinary() === undefined)('dashboard:
   it('a router without fleet: has no Fleet tab, and #fleet shows the backends', async () => {
     const plain = await start('plain', false);
     try {
-      const fleetAnswer = page.waitForResponse((r) => new URL(r.url()).pathname === '/fleet', WAIT);
+      // GET /ui/data says there is no fleet, so the page never asks GET /fleet (no 404 in the console).
+      const fleetAsked: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        if (new URL(r.url()).pathname === '/fleet') fleetAsked.push(r.url());
+      };
+      page.on('request', onRequest);
+      const data = page.waitForResponse((r) => new URL(r.url()).pathname === '/ui/data' && r.status() === 200, WAIT);
       await open(plain, 'fleet');
-      expect((await fleetAnswer).status()).toBe(404);
+      expect(((await (await data).json()) as { fleet: boolean }).fleet).toBe(false);
       await page.waitForSelector('#view-backends:not([hidden])', WAIT);
       await page.waitForSelector(`tr[data-backend="${backend.address}"][data-state="up"]`, WAIT);
       expect(await page.isHidden('#tab-fleet')).toBe(true);
       expect(await page.isHidden('#view-fleet')).toBe(true);
       expect(await page.locator('#fleet-body tr[data-member]').count()).toBe(0);
+      page.off('request', onRequest);
+      expect(fleetAsked).toEqual([]);
     } finally {
       await plain.close();
     }
