@@ -141,12 +141,13 @@ async function startParts(
   const adminPlace = adminConfig === undefined ? undefined : parts.reserve('admin listener');
   // Backend overrides (app/fleet/backend-state.ts): with `fleet:`, the fleet's are read before serving.
   const backends = await startBackendStates(loaded, runtime, parts);
-  // The admin port is held until the admin listener binds it: a clash fails before any listener binds.
+  // The admin port is held in the admin listener's place until it binds there: a clash fails
+  // before any listener binds (port-hold.ts).
   const adminPort =
     adminConfig === undefined
       ? undefined
       : await holdPort('admin.address', adminConfig.address.host, adminConfig.address.port);
-  if (adminPort !== undefined) parts.add('admin port hold', adminPort);
+  if (adminPort !== undefined) adminPlace?.(adminPort);
   await panel.start();
   parts.add(
     'panel',

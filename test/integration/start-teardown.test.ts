@@ -1,10 +1,11 @@
 /**
  * What `startLoaded` started is closed, last started first, whatever step fails and on
  * shutdown (app/started-parts.ts, issue 41 item 4). The failing step here is the admin
- * listener, the last to start, on a port already taken: by then the data listeners are bound
- * and the ACME manager (against pebble) is about to order. Seen from outside: the data ports
- * can be bound again at once, the debug log names each part closed in reverse order, and the
- * ACME manager orders nothing afterwards (left running, it went on to order from the CA).
+ * listener on a port already taken: its port is held from before the data listeners bind
+ * (app/port-hold.ts, issue 45 item 8), so the start fails before any of them binds or logs
+ * `listening`, and before the ACME manager (against pebble) starts. Seen from outside: the
+ * data ports stay free, the debug log names each part closed in reverse order, and nothing is
+ * ordered from the CA.
  */
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,26 +101,17 @@ describe.skipIf(!pebbleAvailable())('start closes what it started', () => {
           startTestRouter(config(adminPort, panel), { dir: await tempDir(), runtime: { logger } }),
         ).rejects.toMatchObject({ code: 'SWB_ERR_LISTEN', message: expect.stringContaining('admin.address') });
 
-        // The data listeners were bound, and are free again (a worker thread's sockets go with
-        // the thread, which `destroy` terminates without waiting).
+        // No data listener was bound (none logged `listening`), so their ports are free.
+        expect(lines.filter((l) => l.includes('"msg":"listening"'))).toEqual([]);
         await eventually(async () => (await free(ports.web)) && (await free(ports.tls)), 10_000, 'data ports free');
-        // Closed, the ACME manager never asks the CA; a manager left running orders within this
-        // window (its first order starts at once: no certificate is stored), as it did before.
+        // The ACME manager never asks the CA; a manager left running orders within this window
+        // (its first order starts at once: no certificate is stored).
         await new Promise((r) => setTimeout(r, 3_000));
         expect(pebble.orders()).toBe(0);
         expect(lines.filter((l) => l.includes('acme: ordering'))).toEqual([]);
 
         // Every part that started, named in the debug log as it closed, last started first.
-        const follower = panel.name === 'worker' ? ['engine follower'] : [];
-        expect(partsLogged(lines, 'start failed: closed')).toEqual([
-          'reloader',
-          'acme',
-          ...follower,
-          'panel',
-          'backend states',
-          'metrics',
-          'runtime',
-        ]);
+        expect(partsLogged(lines, 'start failed: closed')).toEqual(['backend states', 'metrics', 'runtime']);
       } finally {
         await closeServer(taken);
       }
