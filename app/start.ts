@@ -148,18 +148,19 @@ async function startParts(
       ? undefined
       : await holdPort('admin.address', adminConfig.address.host, adminConfig.address.port);
   if (adminPort !== undefined) adminPlace?.(adminPort);
+  // Engines running elsewhere (worker threads) get every snapshot the main book swaps in, from
+  // before they start: a swap while threads are still starting reaches them (their port queues it).
+  if (followsEngine(panel))
+    parts.add(
+      'engine follower',
+      runtime.onSnapshot((book) => panel.snapshotChanged(book)),
+    );
   await panel.start();
   parts.add(
     'panel',
     () => panel.close(),
     () => panel.destroy(),
   );
-  // Engines running elsewhere (worker threads) get every snapshot the main book swaps in.
-  if (followsEngine(panel))
-    parts.add(
-      'engine follower',
-      runtime.onSnapshot((book) => panel.snapshotChanged(book)),
-    );
   // The fleet (app/fleet/) once the listeners are bound (its default id and member key name them);
   // its module, and etcd3 with it, is loaded only when `fleet:` is configured.
   const fleet = await startFleetPart(loaded, runtime, panel, parts);
