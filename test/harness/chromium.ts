@@ -67,6 +67,12 @@ export async function launchChromium(viewport = { width: 1280, height: 900 }): P
   };
 }
 
+/** Clicks the tab of `view` and waits until its section shows. */
+export async function openView(page: Page, view: string): Promise<void> {
+  await page.click(`#tabs a[data-view="${view}"]`);
+  await page.waitForSelector(`#view-${view}:not([hidden])`, WAIT);
+}
+
 /** Opens the dashboard at `base` (`http://127.0.0.1:port`) and enters `token` in its form. */
 export async function unlock(page: Page, base: string, token: string): Promise<void> {
   await page.goto(`${base}/ui/`);

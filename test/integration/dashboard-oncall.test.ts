@@ -18,7 +18,15 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
 import { createPki, type Pki } from '../harness/certs.ts';
-import { hasChromium, launchChromium, SCREENSHOTS, type TestBrowser, unlock, WAIT } from '../harness/chromium.ts';
+import {
+  hasChromium,
+  launchChromium,
+  openView,
+  SCREENSHOTS,
+  type TestBrowser,
+  unlock,
+  WAIT,
+} from '../harness/chromium.ts';
 import { httpGet } from '../harness/http.ts';
 import { startTestRouter, type TestRouter } from '../harness/router.ts';
 
@@ -37,10 +45,7 @@ describe.skipIf(!hasChromium)('dashboard for on-call (headless Chromium)', () =>
   /** Every answer of 400 or more the page received, and every console error. */
   const failed: string[] = [];
 
-  const open = async (view: string) => {
-    await page.click(`#tabs a[data-view="${view}"]`);
-    await page.waitForSelector(`#view-${view}:not([hidden])`, WAIT);
-  };
+  const open = (view: string) => openView(page, view);
 
   beforeAll(async () => {
     a1 = await startHttpBackend('a1');

@@ -13,7 +13,7 @@ import { connect } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
-import { hasChromium, launchChromium, type TestBrowser, WAIT } from '../harness/chromium.ts';
+import { hasChromium, launchChromium, openView, type TestBrowser, WAIT } from '../harness/chromium.ts';
 import { startTestRouter, type TestRouter, tempDir } from '../harness/router.ts';
 
 const TOKEN = 'dash-policies';
@@ -38,10 +38,7 @@ describe.skipIf(!hasChromium)('dashboard policies in headless Chromium', () => {
   let browser: TestBrowser;
   let page: Page;
 
-  const open = async (view: string) => {
-    await page.click(`#tabs a[data-view="${view}"]`);
-    await page.waitForSelector(`#view-${view}:not([hidden])`, WAIT);
-  };
+  const open = (view: string) => openView(page, view);
 
   beforeAll(async () => {
     backend = await startHttpBackend('a');

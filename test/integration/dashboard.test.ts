@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend, type TestBackend } from '../harness/backend.ts';
-import { hasChromium, launchChromium, type TestBrowser, WAIT } from '../harness/chromium.ts';
+import { hasChromium, launchChromium, openView, type TestBrowser, WAIT } from '../harness/chromium.ts';
 import { httpGet } from '../harness/http.ts';
 import { startTestRouter, type TestRouter } from '../harness/router.ts';
 
@@ -52,10 +52,7 @@ describe.skipIf(!hasChromium)('dashboard in headless Chromium', () => {
   let base: string;
 
   const shot = (view: string) => browser.shot(view);
-  const open = async (view: string) => {
-    await page.click(`#tabs a[data-view="${view}"]`);
-    await page.waitForSelector(`#view-${view}:not([hidden])`, WAIT);
-  };
+  const open = (view: string) => openView(page, view);
 
   beforeAll(async () => {
     a1 = await startHttpBackend('a1');

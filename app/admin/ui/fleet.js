@@ -150,6 +150,8 @@ export function renderFleet(el, data) {
       table(
         ['member', 'version', 'config', 'listeners', 'started', 'last seen'],
         members.map((m) => row(m, self, data.now)),
+        // Labelled lines under 40rem (style.css `table.stack`); the cells carry their own labels.
+        { class: 'stack' },
       ),
     ),
   );
