@@ -7,7 +7,8 @@
  *   shows Enable but not Drain or Disable, the cluster reads "0 of 1 available" and a red line
  *   says every request routed to it is answered 503 (which real traffic confirms);
  * - a backend's row shows what it served (2xx/3xx/4xx/5xx, bytes) and its last probe;
- * - `$canary` is shown expanded in the routing table; the TLS listener lists its certificate;
+ * - `$canary` is shown expanded in the routing table, with the book's own version of the routes;
+ *   the TLS listener lists its certificate;
  *   the chart states its smoothing window;
  * - at 400 px wide no view scrolls sideways (and the screenshot is 400 px wide);
  * - no request of the page answers 404 (favicon) and the console has no error.
@@ -172,6 +173,11 @@ describe.skipIf(!hasChromium)('dashboard for on-call (headless Chromium)', () =>
     const expanded = await page.textContent('[data-product="web"] [data-expanded]');
     expect(expanded).toBe('= (req_header_value_in("X-Canary", "1", false)) && req_path_prefix_in("/api", false)');
     expect(await page.textContent('[data-conditions] tr[data-condition="canary"]')).toContain('$canary');
+    // The book's own version of the routes (issue 45 item 6), in the view and in the header.
+    await page
+      .locator('#routes-book', { hasText: /^bfe routes from .+ · version sha256:[0-9a-f]{12} · / })
+      .waitFor(WAIT);
+    expect(await page.textContent('#version')).toMatch(/ · routes sha256:[0-9a-f]{12}$/);
     await open('traffic');
     const tls = page.locator('tr[data-listener="tls"] [data-certificate]');
     await tls.first().waitFor(WAIT);
