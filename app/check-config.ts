@@ -2,11 +2,13 @@
  * The one pass of `switchboard check` (cli/check.ts prints it): every problem of a file, each
  * line `<config path>: <message>`:
  *
- * 1. the schema and each plugin (name, options), even when other keys failed (load-config.ts
- *    `inspectConfig`);
- * 2. a dry build of the address book whenever its options are valid (routing-table and
- *    condition errors, files it reads), the TLS material whenever the listeners are valid, and
- *    the `acme:` sections when the whole config is (acme/check.ts);
+ * 1. the schema, each plugin (name, options), the panel's refusals, the policies and the
+ *    access-log rules (load-config.ts `inspectConfig`), each whenever the sections it reads are
+ *    valid (config-sections.ts), even when other sections have errors;
+ * 2. the TLS material whenever the listeners are valid, the `acme:` sections (and the fleet's
+ *    key) whenever the listeners and `fleet:` are (acme/check.ts), and a dry build of the
+ *    address book whenever its options are valid (routing-table and condition errors, files it
+ *    reads). A check that cannot run is listed in `skipped` with the sections it waits for;
  * 3. warnings, the config still valid: `h2c: allow` on a per-request net listener whose book
  *    tells paths apart (h2c-warnings.ts); a `policies:` rule at `request` or `routed` under
  *    `routing: per-connection`, which checks only the first request of each connection
@@ -20,13 +22,13 @@ import { isSwitchboardError } from '../src/base/errors.ts';
 import { createLogger } from '../src/base/log.ts';
 import { defaultRandom } from '../src/base/random.ts';
 import { ConfigError, problemLines } from '../src/config/errors.ts';
-import { configSchema, type ListenerConfig } from '../src/config/schema.ts';
 import type { AddressBookFactory } from '../src/contracts/plugin.ts';
 import type { AddressBook } from '../src/contracts/types.ts';
 import { LocalRegistry } from '../src/registry/local.ts';
 import { buildEngineTls, checkUpstreamTls, type EngineTls } from '../src/tls/engine-tls.ts';
 import { UpstreamTls } from '../src/tls/upstream.ts';
 import { checkAcme } from './acme/check.ts';
+import { mapping, type Section, unmet } from './config-sections.ts';
 import { storeDown } from './exit.ts';
 import { h2cAllowWarnings } from './h2c-warnings.ts';
 import { inspectConfig, readConfigFile } from './load-config.ts';
@@ -40,6 +42,8 @@ export type CheckResult =
       readonly path: string;
       readonly errors: readonly string[];
       readonly warnings: readonly string[];
+      /** The further checks that could not run, each with why (`address book not built: addressBook has errors`). */
+      readonly skipped: readonly string[];
       /** Only the address book's store did not answer: a runtime failure, not an invalid config. */
       readonly down: boolean;
     }
@@ -78,22 +82,35 @@ export async function checkConfigFile(file: string): Promise<CheckResult> {
     read = await readConfigFile(file);
   } catch (e) {
     const errors = e instanceof ConfigError ? [...e.errors] : problemLines(e as Error);
-    return { kind: 'config', path: file, errors, warnings: [], down: false };
+    return { kind: 'config', path: file, errors, skipped: [], warnings: [], down: false };
   }
   if (isRoutesFile(read.raw)) return checkRoutesFile(read.path, read.raw);
   if (isServerList(read.raw)) return checkServerList(read.path, read.raw.length);
   const parts = await inspectConfig(read.raw, read.path);
   const errors = [...parts.errors];
+  const skipped = [...parts.skipped];
+  /** Whether a check reading `needs` can run; if not, the line saying why is kept. */
+  const can = (what: string, needs: readonly Section[]): boolean => {
+    const why = unmet(what, needs, parts.bad);
+    if (why !== undefined) skipped.push(why);
+    return why === undefined;
+  };
+  const written = rawListeners(read.raw);
   let tls: EngineTls | undefined;
-  const listeners = parts.loaded?.config.listeners ?? validListeners(read.raw);
-  if (listeners !== undefined) {
+  if (!parts.bad.has('listeners')) {
     try {
-      tls = await buildEngineTls(listeners, parts.dir, read.path);
+      tls = await buildEngineTls(parts.config.listeners, parts.dir, read.path);
     } catch (e) {
       errors.push(...linesOf(e));
     }
+  } else if (written.some((l) => 'certificates' in l)) can('listener certificates not read', ['listeners']);
+  const acme = written.some((l) => 'acme' in l);
+  const fleet = mapping(mapping(read.raw)?.fleet);
+  if (acme || fleet?.encryptionKey !== undefined || fleet?.encryptionKeyFile !== undefined) {
+    const what = acme ? 'acme sections not checked' : "the fleet's encryption key not checked";
+    if (can(what, acme ? ['listeners', 'fleet'] : ['fleet']))
+      errors.push(...(await checkAcme({ config: parts.config, dir: parts.dir })));
   }
-  if (parts.loaded !== undefined) errors.push(...(await checkAcme(parts.loaded)));
   let down = false;
   const warnings: string[] = parts.loaded === undefined ? [] : loadedPolicyWarnings(parts.loaded);
   if (parts.addressBook !== undefined) {
@@ -105,15 +122,18 @@ export async function checkConfigFile(file: string): Promise<CheckResult> {
     // Only a store that did not answer: not an invalid config, a runtime failure (exit 1).
     down = built.down && errors.length === 0;
     errors.push(...built.errors);
-  }
-  return { kind: 'config', path: read.path, errors: [...new Set(errors)], warnings, down };
+  } else can('address book not built', ['addressBook']);
+  return { kind: 'config', path: read.path, errors: [...new Set(errors)], skipped, warnings, down };
 }
 
-/** The listeners of a config whose schema failed elsewhere, when they alone are valid. */
-function validListeners(raw: unknown): ListenerConfig[] | undefined {
-  const value = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>).listeners : undefined;
-  const r = configSchema.shape.listeners.safeParse(value);
-  return r.success ? r.data : undefined;
+/** The listeners as written, each a mapping (for which further checks apply when they are not valid). */
+function rawListeners(raw: unknown): Record<string, unknown>[] {
+  const list = mapping(raw)?.listeners;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((l: unknown) => {
+    const m = mapping(l);
+    return m === undefined ? [] : [m];
+  });
 }
 
 /** Starts and closes the address book once (nothing listens); returns its problems. */

@@ -4,17 +4,21 @@
  * their options, then let the panel refuse what it cannot honour (src/panel/capabilities.ts
  * `PanelValidator`), then resolve each policy's `use:` and compile the rules
  * (app/runtime/engine-policies.ts) and the access-log rules (src/access-log/). Nothing starts until all of it
- * passed; every error names its path.
+ * passed; every error names its path. Each step runs whenever the sections it reads are valid
+ * (config-sections.ts), so one pass lists every error (`check`, a refused start or reload).
+ * A YAML syntax error is `file:line:col: invalid YAML: <problem>`.
  */
 import { dirname, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { parseDocument, type YAMLError } from 'yaml';
 import { accessRuleErrors } from '../src/access-log/index.ts';
 import { CONFIG_FILE, FileReadError, readUserText } from '../src/base/safe-file.ts';
 import { ConfigError, formatIssues } from '../src/config/errors.ts';
-import { configSchema, type PluginRef } from '../src/config/schema.ts';
+import { type Config, configSchema, type PluginRef } from '../src/config/schema.ts';
 import type { AddressBookFactory, OperatorFactory } from '../src/contracts/plugin.ts';
+import type { AnyPolicyFactory } from '../src/contracts/policy.ts';
 import { isPanelValidator } from '../src/panel/capabilities.ts';
 import type { AnyPanelFactory, LoadedConfig } from '../src/panel/contract.ts';
+import { mapping, type Section, unmet, validSections } from './config-sections.ts';
 import { resolvePanel } from './panels.ts';
 import { resolveAddressBook, resolveOperator, resolvePolicies } from './plugins/resolve.ts';
 import { ACCESS_RULES_PATH } from './runtime/access-log.ts';
@@ -54,19 +58,30 @@ export async function readConfigFile(file: string): Promise<{ path: string; text
 
 function parseYaml(path: string, text: string): unknown {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
+  if (doc.errors.length > 0)
     throw new ConfigError(
       path,
-      doc.errors.map((e) => `${path}: yaml line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`),
+      doc.errors.map((e) => yamlLine(path, e)),
     );
-  }
   try {
     return doc.toJS() ?? {};
   } catch (e) {
     // toJS() throws plain errors for what parsing let through, e.g. an alias with no anchor
     // (`*x`); found by test/adversarial/config-fuzz.
-    throw new ConfigError(path, [`${path}: yaml: ${(e as Error).message.split('\n')[0]}`]);
+    throw new ConfigError(path, [`${path}: invalid YAML: ${problem((e as Error).message)}`]);
   }
+}
+
+/** `file:line:col: invalid YAML: <problem>`, as compilers write it. */
+function yamlLine(path: string, e: YAMLError): string {
+  const at = e.linePos?.[0];
+  return `${path}${at === undefined ? '' : `:${at.line}:${at.col}`}: invalid YAML: ${problem(e.message)}`;
+}
+
+/** The yaml library's first line without its ` at line L, column C:` tail (the position is written apart). */
+function problem(message: string): string {
+  const first = (message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?\s*$/, '').replace(/:\s*$/, '');
+  return first.length > 0 ? first[0]!.toLowerCase() + first.slice(1) : first;
 }
 
 /** Validates an already-parsed config object (also used by tests and the demo). */
@@ -81,6 +96,9 @@ export async function validateConfig(
   return { ...parts.loaded, text };
 }
 
+/** The sections a panel's refusals read (panels/http2/validate.ts; the worker panel asks its engine's). */
+const PANEL_READS: readonly Section[] = ['panel', 'listeners', 'routing', 'limits', 'log'];
+
 /** What one validation pass found: every error, and each part that did validate. */
 export interface ConfigParts {
   readonly errors: readonly string[];
@@ -89,47 +107,80 @@ export interface ConfigParts {
   /** Each plugin whose name resolved and whose options are valid, even when other keys are not. */
   readonly addressBook: LoadedConfig['addressBook'] | undefined;
   readonly dir: string;
+  /** The config read section by section (config-sections.ts): read only the sections not in `bad`. */
+  readonly config: Config;
+  /** Sections with errors, a plugin that did not resolve or whose options are invalid among them. */
+  readonly bad: ReadonlySet<Section>;
+  /** The further checks that could not run, each with why (`policies not compiled: fleet has errors`). */
+  readonly skipped: readonly string[];
 }
 
 /**
- * One pass over the whole config: the schema, and each plugin (name and options) even when other
- * keys failed, so `check` reports everything at once. Never throws on bad input.
+ * One pass over the whole config: the schema, each plugin (name and options), the panel's
+ * refusals, the policies and the access-log rules, each run whenever the sections it reads are
+ * valid (config-sections.ts), so `check` reports everything at once and a reload refuses with
+ * every reason. Never throws on bad input.
  */
 export async function inspectConfig(raw: unknown, path: string, overrides: ConfigOverrides = {}): Promise<ConfigParts> {
   const withOverrides = applyOverrides(raw, overrides);
   const parsed = configSchema.safeParse(withOverrides, { reportInput: true });
   const errors: string[] = parsed.success ? [] : formatIssues(parsed.error.issues, '', configSchema);
+  const sections = parsed.success
+    ? { config: parsed.data, bad: new Set<Section>(), errors: [] }
+    : validSections(withOverrides, parsed.error.issues);
+  errors.push(...sections.errors);
+  const bad = new Set(sections.bad);
   const dir = dirname(path);
-  const ref = (key: 'panel' | 'operator' | 'addressBook') =>
-    parsed.success ? parsed.data[key] : pluginRefOf(withOverrides, key);
+  const ref = (key: 'panel' | 'operator' | 'addressBook') => (bad.has(key) ? undefined : sections.config[key]);
   const panel = await resolvePlugin('panel', ref('panel'), dir, async (name) => resolvePanel(name), errors);
   const operator = await resolvePlugin('operator', ref('operator'), dir, resolveOperator, errors);
   const addressBook = await resolvePlugin('addressBook', ref('addressBook'), dir, resolveAddressBook, errors);
-  const none = { errors, loaded: undefined, addressBook, dir };
-  if (
-    !parsed.success ||
-    errors.length > 0 ||
-    panel === undefined ||
-    operator === undefined ||
-    addressBook === undefined
-  )
-    return none;
+  if (panel === undefined) bad.add('panel');
+  if (operator === undefined) bad.add('operator');
+  if (addressBook === undefined) bad.add('addressBook');
   // The panel's options with their defaults, where the worker threads and the admin API read them.
-  const config = { ...parsed.data, panel: { name: parsed.data.panel.name, ...(panel.options as object) } };
-  if (isPanelValidator(panel.factory)) errors.push(...panel.factory.validate(config, panel.options));
-  const policies = await resolvePolicies(config.policies, dir, errors);
-  if (errors.length > 0) return none;
-  errors.push(...policyErrors(config, policies, dir));
-  errors.push(...accessRuleErrors(config.log.accessRules, ACCESS_RULES_PATH));
-  if (errors.length > 0) return none;
-  return { errors, loaded: { file: path, dir, config, panel, operator, addressBook, policies }, addressBook, dir };
+  const config =
+    panel === undefined
+      ? sections.config
+      : { ...sections.config, panel: { name: sections.config.panel.name, ...(panel.options as object) } };
+  const skipped: string[] = [];
+  /** Whether a check reading `needs` can run; if not, the line saying why is kept. */
+  const can = (what: string, needs: readonly Section[]): boolean => {
+    const why = unmet(what, needs, bad);
+    if (why !== undefined) skipped.push(why);
+    return why === undefined;
+  };
+  // A panel that did not resolve is not named as skipped: which panel, and so whether it refuses anything, is unknown.
+  if (panel !== undefined && isPanelValidator(panel.factory) && can("the panel's refusals not checked", PANEL_READS))
+    errors.push(...panel.factory.validate(config, panel.options));
+  let policies: ReadonlyMap<string, AnyPolicyFactory> = new Map();
+  if (bad.has('policies') ? hasEntries(withOverrides, 'policies') : config.policies.length > 0) {
+    const before = errors.length;
+    if (!bad.has('policies')) policies = await resolvePolicies(config.policies, dir, errors);
+    if (errors.length > before) bad.add('policies');
+    // Only a `scope: fleet` rule reads `fleet:` and the panel (engine-policies.ts checkingFleetCounters).
+    const needs: Section[] = fleetScoped(withOverrides) ? ['policies', 'fleet', 'panel'] : ['policies'];
+    if (can('policies not compiled', needs)) errors.push(...policyErrors(config, policies, dir));
+  }
+  if (!bad.has('log')) errors.push(...accessRuleErrors(config.log.accessRules, ACCESS_RULES_PATH));
+  else if (hasEntries(mapping(mapping(withOverrides)?.log)?.access, 'rules'))
+    can('access-log rules not compiled', ['log']);
+  const found = [...new Set(errors)];
+  const parts = { errors: found, loaded: undefined, addressBook, dir, config, bad, skipped };
+  if (found.length > 0 || panel === undefined || operator === undefined || addressBook === undefined) return parts;
+  return { ...parts, loaded: { file: path, dir, config, panel, operator, addressBook, policies } };
 }
 
-/** A plugin reference read on its own from a config whose schema failed elsewhere. */
-function pluginRefOf(raw: unknown, key: 'panel' | 'operator' | 'addressBook'): PluginRef | undefined {
-  const value = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>)[key] : undefined;
-  const r = configSchema.shape[key].safeParse(value);
-  return r.success ? r.data : undefined;
+/** Whether a rule of `raw`'s `policies:` counts across the fleet (`options.scope: fleet`). */
+function fleetScoped(raw: unknown): boolean {
+  const rules = mapping(raw)?.policies;
+  return Array.isArray(rules) && rules.some((r: unknown) => mapping(mapping(r)?.options)?.scope === 'fleet');
+}
+
+/** Whether `raw` is a mapping whose `key` is a non-empty list. */
+function hasEntries(raw: unknown, key: string): boolean {
+  const value = mapping(raw)?.[key];
+  return Array.isArray(value) && value.length > 0;
 }
 
 function applyOverrides(raw: unknown, o: ConfigOverrides): unknown {

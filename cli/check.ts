@@ -1,7 +1,8 @@
 /**
  * `switchboard check`: validate a config in one pass (app/check-config.ts) and print every
- * problem, one per line `<config path>: <message>` on stderr, warnings as `warning: <file>: …`
- * (the config still valid). A routes file (what `import-bfe` writes) or a `file` book's list is
+ * problem, one per line `<config path>: <message>` on stderr, then the checks that could not run
+ * on what has errors (`2 further checks skipped until these are fixed:`, each indented with why),
+ * warnings as `warning: <file>: …` (the config still valid). A routes file (what `import-bfe` writes) or a `file` book's list is
  * recognised: the output says how to reference it from a config. Exit codes: app/exit.ts (0
  * valid, 3 invalid, 1 when only the address book's store did not answer).
  */
@@ -12,7 +13,10 @@ import { EXIT } from '../app/exit.ts';
 /** Returns the exit code: 0 valid, 3 invalid, 1 when only the address book's store did not answer. */
 export async function runCheck(file: string): Promise<number> {
   const result = await checkConfigFile(file);
-  if (result.errors.length > 0) return fail(result.errors, result.kind === 'config' && result.down);
+  if (result.errors.length > 0) {
+    const skipped = result.kind === 'config' ? result.skipped : [];
+    return fail([...result.errors, ...skippedLines(skipped)], result.kind === 'config' && result.down);
+  }
   process.stdout.write(okText(result));
   return EXIT.ok;
 }
@@ -37,6 +41,13 @@ function okText(result: CheckResult): string {
         `  addressBook:\n    name: file\n    path: ${basename(result.path)}\n`
       );
   }
+}
+
+/** `N further checks skipped until these are fixed:`, then each with why, indented. */
+function skippedLines(skipped: readonly string[]): string[] {
+  if (skipped.length === 0) return [];
+  const n = skipped.length;
+  return [`${n} further check${n === 1 ? '' : 's'} skipped until these are fixed:`, ...skipped.map((s) => `  ${s}`)];
 }
 
 function fail(lines: readonly string[], down: boolean): number {

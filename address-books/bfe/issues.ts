@@ -16,16 +16,12 @@ export class Issues {
   }
 
   /**
-   * Records every zod issue, its path joined in config notation. With the `schema` that was
-   * parsed, unknown keys and bad enum values get a line each in the config's format, with
-   * "did you mean" (src/config/errors.ts formatIssues).
+   * Records every zod issue in the config's format (src/config/errors.ts formatIssues, the one
+   * formatter: a missing key, a wrong type in plain words); with the `schema` that was parsed,
+   * unknown keys and bad enum values get "did you mean".
    */
   addZod(error: z.ZodError, prefix: string, schema?: z.ZodType): void {
-    for (const issue of error.issues) {
-      if (schema !== undefined && (issue.code === 'unrecognized_keys' || issue.code === 'invalid_value')) {
-        this.list.push(...formatIssues([issue], prefix, schema));
-      } else this.add(joinPath(prefix, issue.path), issue.message);
-    }
+    this.list.push(...formatIssues(error.issues, prefix, schema));
   }
 
   /** Throws one SwitchboardError listing every problem, if there is any. */

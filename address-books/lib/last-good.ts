@@ -33,6 +33,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { SwitchboardError } from '../../src/base/errors.ts';
 import { CONFIG_FILE, FileReadError, readUserText } from '../../src/base/safe-file.ts';
+import { formatIssues } from '../../src/config/errors.ts';
 import { runSliced, stringifySteps } from './sliced.ts';
 
 /** The `cache:` option of a store-backed book: a file path relative to the config file. */
@@ -156,8 +157,7 @@ export class LastGoodFile {
     }
     const parsed = fileSchema.safeParse(raw);
     if (!parsed.success) {
-      const first = parsed.error.issues[0]!;
-      throw this.#error(`not a last-good cache file (${first.path.join('.') || 'top'}: ${first.message})`);
+      throw this.#error(`not a last-good cache file (${formatIssues(parsed.error.issues.slice(0, 1))[0]})`);
     }
     const f = parsed.data;
     if (f.book !== this.#identity.book || f.source !== this.#identity.source) {
