@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isRunning } from '../../bench/lib/proc.ts';
 import { ROOT } from '../harness/cli-run.ts';
 import { freePorts, portsRefused } from '../harness/ports.ts';
 import { eventually, tempDir } from '../harness/router.ts';
@@ -53,20 +54,10 @@ async function started(log: () => string): Promise<{ pid: number; ports: number[
   return { pid: Number(start.pid), ports };
 }
 
-/** Whether process `pid` exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const leftovers: number[] = [];
 const dirs: string[] = [];
 afterAll(async () => {
-  for (const pid of leftovers.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of leftovers.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
@@ -98,7 +89,7 @@ describe.concurrent('a signal to the wrapper stops the router', () => {
     // comes within 1 s of the first and is the same stop (app/run-start.ts REPEAT_MS).
     process.kill(-npm.pid!, 'SIGINT');
     await portsRefused([...router.ports, ...backends], DRAIN_MS);
-    await eventually(() => !alive(router.pid), DRAIN_MS, 'the router process to end');
+    await eventually(() => !isRunning(router.pid), DRAIN_MS, 'the router process to end');
     expect(log()).toMatch(/"msg":"shut down"/);
     expect(log()).not.toMatch(/second signal/);
   }, 90_000);
@@ -114,7 +105,7 @@ describe.concurrent('a signal to the wrapper stops the router', () => {
       npm.kill(signal);
       await portsRefused([...router.ports, ...backends], DRAIN_MS);
       await npmExited;
-      await eventually(() => !alive(router.pid), DRAIN_MS, 'the router process to end');
+      await eventually(() => !isRunning(router.pid), DRAIN_MS, 'the router process to end');
       expect(log()).toMatch(/"msg":"shut down"/);
     }, 90_000);
   }
@@ -144,7 +135,7 @@ describe.concurrent('a signal to the wrapper stops the router', () => {
     expect(readFileSync(pidFile, 'utf8')).toBe(`${router.pid}\n`);
     process.kill(npx, 'SIGTERM');
     await portsRefused(router.ports, DRAIN_MS);
-    await eventually(() => !alive(router.pid), DRAIN_MS, 'the router process to end');
+    await eventually(() => !isRunning(router.pid), DRAIN_MS, 'the router process to end');
     expect(existsSync(pidFile)).toBe(false);
     expect(log()).toMatch(/"msg":"the process that started the router exited"/);
   }, 120_000);
