@@ -37,30 +37,16 @@ function command(body, firstListener) {
   if (body.client && body.client !== '127.0.0.1') flag('client', body.client);
   if (body.sni) flag('sni', body.sni);
   if (body.listener && body.listener !== firstListener) flag('listener', body.listener);
+  // The admin listener this page came from: the CLI asks it, so it answers on the same live state.
+  flag('admin', new URL('..', location.href).href);
   return args.join(' ');
 }
 
 /**
- * The live state of the explanation's backends that are not `up` (the explanation, like the CLI,
- * assumes every backend healthy; the data plane would skip these).
+ * Wires the explain form. The answer is the running router's, on its live state (health, drain,
+ * disable, weights, slow start: POST /explain), as `switchboard route --admin` gives it.
  */
-function liveNotes(explanation, data) {
-  const byId = new Map((data?.backends ?? []).map((b) => [b.id, b]));
-  const notes = [];
-  for (const s of explanation?.cluster?.subclusters ?? []) {
-    for (const b of s.backends) {
-      const live = byId.get(b.id);
-      const view = live?.clusters?.find((c) => c.cluster === explanation.cluster.name);
-      const state =
-        live === undefined ? undefined : live.state !== 'up' ? live.state : view?.healthy === false ? 'down' : 'up';
-      if (state !== undefined && state !== 'up') notes.push(`${b.id} (subcluster ${s.name}) is ${state} now`);
-    }
-  }
-  return notes;
-}
-
-/** Wires the explain form; `liveEl` shows the live state the explanation does not (from `getData()`). */
-export function setupExplain(form, output, commandEl, liveEl, getData) {
+export function setupExplain(form, output, commandEl) {
   listenerSelect = form.elements.listener;
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -72,13 +58,9 @@ export function setupExplain(form, output, commandEl, liveEl, getData) {
       output.textContent = answer.text;
       output.className = `card ${answer.routed ? 'routed' : 'no-route'}`;
       output.dataset.exitCode = String(answer.exitCode);
-      const notes = liveNotes(answer.explanation, getData());
-      liveEl.textContent =
-        notes.length === 0 ? '' : `Live (not in the explanation, which assumes every backend up): ${notes.join('; ')}.`;
     } catch (e) {
       output.textContent = e instanceof ApiError || e instanceof Unauthorized ? e.message : String(e);
       output.className = 'card error';
-      liveEl.textContent = '';
       output.dataset.exitCode = e instanceof ApiError && e.status === 400 ? '2' : '';
     }
     output.dataset.state = 'done';

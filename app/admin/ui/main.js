@@ -139,6 +139,6 @@ document.addEventListener('visibilitychange', () => {
 });
 
 setupRoutes($('routes-search'), () => render());
-setupExplain($('explain-form'), $('explain-output'), $('explain-command'), $('explain-live'), () => state.data);
+setupExplain($('explain-form'), $('explain-output'), $('explain-command'));
 showView(location.hash.slice(1));
 poll();
