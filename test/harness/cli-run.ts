@@ -4,6 +4,8 @@
  * (JSON) are kept apart from the plain lines a failure prints.
  */
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -49,6 +51,13 @@ export function runCli(args: readonly string[], options: RunOptions = {}): Promi
       resolve({ code, stdout, stderr, messages });
     });
   });
+}
+
+/** Writes `text` to `dir/name` and runs `switchboard check --config` on it. */
+export async function checkText(dir: string, name: string, text: string): Promise<CliResult & { file: string }> {
+  const file = join(dir, name);
+  await writeFile(file, text);
+  return { ...(await runCli(['check', '--config', file])), file };
 }
 
 /** A stack trace line (`    at fn (file:1:2)`). */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpBackend } from '../harness/backend.ts';
 import { spawnCli } from '../harness/cli.ts';
-import { runCli, STACK } from '../harness/cli-run.ts';
+import { checkText, STACK } from '../harness/cli-run.ts';
 import { httpGet } from '../harness/http.ts';
 import { tempDir } from '../harness/router.ts';
 
@@ -18,17 +18,14 @@ let dir: string;
 beforeAll(async () => {
   dir = await tempDir();
 });
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => rm(dir, { recursive: true, force: true }));
 
+/** `switchboard check` on `text`: never a stack, nothing on stdout (every config here is invalid). */
 async function check(name: string, text: string) {
-  const file = join(dir, name);
-  await writeFile(file, text);
-  const r = await runCli(['check', '--config', file]);
+  const r = await checkText(dir, name, text);
   expect(r.stderr).not.toMatch(STACK);
   expect(r.stdout).toBe('');
-  return { ...r, file };
+  return r;
 }
 
 const BOOK = (cond: string, balance = 'wrr') => `addressBook:
@@ -147,5 +144,6 @@ it('a reload with errors refuses with every reason and keeps the last good confi
     cli.kill('SIGTERM');
     await cli.exited;
     await a.close();
+    await rm(rdir, { recursive: true, force: true });
   }
 }, 30_000);

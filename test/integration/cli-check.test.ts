@@ -3,11 +3,11 @@
  * together, one `<config path>: <message>` per line, "did you mean" for misspelt keys, names and
  * condition primitives — and a routes file recognised as such.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, STACK } from '../harness/cli-run.ts';
+import { checkText, runCli, STACK } from '../harness/cli-run.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -18,9 +18,7 @@ afterAll(async () => {
 });
 
 async function check(name: string, text: string) {
-  const file = join(dir, name);
-  await writeFile(file, text);
-  const r = await runCli(['check', '--config', file]);
+  const r = await checkText(dir, name, text);
   expect(r.stderr).not.toMatch(STACK);
   return r;
 }
