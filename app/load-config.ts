@@ -160,7 +160,7 @@ export async function inspectConfig(raw: unknown, path: string, overrides: Confi
     if (errors.length > before) bad.add('policies');
     // Only a `scope: fleet` rule reads `fleet:` and the panel (engine-policies.ts checkingFleetCounters).
     const needs: Section[] = fleetScoped(withOverrides) ? ['policies', 'fleet', 'panel'] : ['policies'];
-    if (can('policies not compiled', needs)) errors.push(...policyErrors(config, policies, dir));
+    if (can('policies not compiled', needs)) errors.push(...everyPolicyError(config, policies, dir));
   }
   if (!bad.has('log')) errors.push(...accessRuleErrors(config.log.accessRules, ACCESS_RULES_PATH));
   else if (hasEntries(mapping(mapping(withOverrides)?.log)?.access, 'rules'))
@@ -169,6 +169,22 @@ export async function inspectConfig(raw: unknown, path: string, overrides: Confi
   const parts = { errors: found, loaded: undefined, addressBook, dir, config, bad, skipped };
   if (found.length > 0 || panel === undefined || operator === undefined || addressBook === undefined) return parts;
   return { ...parts, loaded: { file: path, dir, config, panel, operator, addressBook, policies } };
+}
+
+/**
+ * Every bad rule of the list, not only the first (compiling stops there): when the list fails,
+ * each rule is compiled alone and its lines renumbered to its place; a failure no rule has alone
+ * is the list's own line.
+ */
+function everyPolicyError(config: Config, factories: ReadonlyMap<string, AnyPolicyFactory>, dir: string): string[] {
+  const whole = policyErrors(config, factories, dir);
+  if (whole.length === 0 || config.policies.length < 2) return whole;
+  const each = config.policies.flatMap((rule, i) =>
+    policyErrors({ ...config, policies: [rule] }, factories, dir).map((l) =>
+      l.replaceAll('policies[0]', `policies[${i}]`),
+    ),
+  );
+  return each.length > 0 ? each : whole;
 }
 
 /** Whether a rule of `raw`'s `policies:` counts across the fleet (`options.scope: fleet`). */

@@ -118,7 +118,7 @@ limits: { maxConnections: many }
   });
 });
 
-it('a reload with errors refuses with every reason and keeps the last good config serving', async () => {
+it('a reload with errors refuses with every reason (each bad policy rule too) and keeps the last good config serving', async () => {
   const a = await startHttpBackend('a');
   const rdir = await tempDir({ 'servers.yaml': `- { host: "*", backends: [${a.address}] }\n` });
   const file = join(rdir, 'switchboard.yaml');
@@ -130,13 +130,18 @@ it('a reload with errors refuses with every reason and keeps the last good confi
     const port = await cli.port('web');
     await writeFile(
       file,
-      `${good}limits: { idleTimeout: soon }\npolicies: [{ name: deny, use: block, when: 'req_hst_in("x")' }]\n`,
+      `${good}limits: { idleTimeout: soon }\npolicies:\n` +
+        `  - { name: deny, use: block, when: 'req_hst_in("x")' }\n` +
+        '  - { name: ok, use: block, when: \'req_host_in("y")\' }\n' +
+        '  - { name: rate, use: rate-limit, options: { key: client-ip, rate: fast } }\n',
     );
     cli.kill('SIGHUP');
     const failed = await cli.waitForLog((l) => l.msg === 'reload failed; config unchanged');
     expect(failed.errors).toEqual([
       'limits.idleTimeout: expected a duration like 500ms, 2s or 1m, got "soon"',
       'policies[0] (deny): when: column 1: primitive req_hst_in not found (did you mean "req_host_in"?)',
+      // every bad rule, not only the first (each compiled alone once the list fails)
+      'policies[2] (rate): policies[2].options.rate: expected a rate like 100/s, 6000/m or 5/10s, got "fast"',
     ]);
     const res = await httpGet(port, '/');
     expect(res.status).toBe(200);
