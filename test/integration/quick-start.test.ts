@@ -11,25 +11,13 @@
  */
 import { type ChildProcess, exec, spawn } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../harness/ports.ts';
 import { eventually, tempDir } from '../harness/router.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, () => {
-      const s = createServer();
-      return new Promise<typeof s>((r) => s.listen(0, '127.0.0.1', () => r(s)));
-    }),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 /** README's "Quick start" section, up to the next section. */
 async function quickStart(): Promise<string> {

@@ -9,22 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { RouteExplanation } from '../../app/explain/explain.ts';
 import { runCli } from '../harness/cli-run.ts';
+import { EXPLANATION_KEYS } from '../harness/explanation.ts';
 import { tempDir } from '../harness/router.ts';
 
 let dir: string;
-const KEYS = [
-  'allHealthy',
-  'backendState',
-  'chosen',
-  'cluster',
-  'policies',
-  'product',
-  'reason',
-  'request',
-  'routed',
-  'rule',
-  'steps',
-];
 
 beforeAll(async () => {
   dir = await tempDir({
@@ -58,7 +46,7 @@ describe('one explanation shape for every address book', () => {
       const json = await runCli(['route', '-c', config, '--host', 'www.mysite.test:8443', '--json']);
       expect(json.code, json.stderr).toBe(0);
       const e = JSON.parse(json.stdout) as RouteExplanation;
-      expect(Object.keys(e).sort()).toEqual(KEYS);
+      expect(Object.keys(e).sort()).toEqual(EXPLANATION_KEYS);
       expect(e.request).toMatchObject({ host: 'www.mysite.test', port: 8443, path: '/', protocol: 'http1' });
       expect(typeof e.rule?.where).toBe('string');
       expect(e.chosen).toMatchObject({ backend: '127.0.0.1:3000', attempt: 1 });
@@ -69,7 +57,7 @@ describe('one explanation shape for every address book', () => {
       expect(text.stdout).toMatch(/^chosen: 127\.0\.0\.1:3000 in subcluster /m);
       const miss = await runCli(['route', '-c', config, '--host', 'nowhere.test', '--json']);
       expect(miss.code).toBe(1);
-      expect(Object.keys(JSON.parse(miss.stdout) as object).sort()).toEqual(KEYS);
+      expect(Object.keys(JSON.parse(miss.stdout) as object).sort()).toEqual(EXPLANATION_KEYS);
     },
     30_000,
   );

@@ -14,6 +14,7 @@ import { stringify } from 'yaml';
 import { startHttpBackend, startTcpBackend, type TcpBackend, type TestBackend } from '../harness/backend.ts';
 import { type CliRouter, spawnCli } from '../harness/cli.ts';
 import { hasStack, runCli } from '../harness/cli-run.ts';
+import { EXPLANATION_KEYS } from '../harness/explanation.ts';
 import { httpGet } from '../harness/http.ts';
 import { eventually, tempDir } from '../harness/router.ts';
 
@@ -128,21 +129,7 @@ describe('switchboard route matches real traffic', () => {
     const miss = await runCli(['route', '-c', config, '--host', 'nowhere.test', '--json']);
     expect(miss.code).toBe(1);
     const e = JSON.parse(miss.stdout) as Record<string, unknown>;
-    expect(Object.keys(e).sort()).toEqual(
-      [
-        'allHealthy',
-        'backendState',
-        'chosen',
-        'cluster',
-        'policies',
-        'product',
-        'reason',
-        'request',
-        'routed',
-        'rule',
-        'steps',
-      ].sort(),
-    );
+    expect(Object.keys(e).sort()).toEqual([...EXPLANATION_KEYS]);
     expect(e).toMatchObject({ routed: false, chosen: null, cluster: null });
     expect(String(e.reason)).toContain('not in the host table');
     const real = await httpGet(web, '/', { host: 'nowhere.test' });
