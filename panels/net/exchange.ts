@@ -103,8 +103,8 @@ export class Exchange {
 /**
  * An exchange's access record: plain data, keys in the order they are set (the access line's
  * order) — listener … result, then host, path and method when known, then what routing and the
- * response add (product, cluster, attempts, backend, status, reason; `trace_id` and `span_id` are
- * there from the start, undefined unless traced). Made by a constructor
+ * response add (product, cluster, attempts, backend, status, reason; `trace_id` and `span_id` when
+ * traced). Made by a constructor
  * rather than as a literal: V8 then keeps room inside the object for the keys added later
  * (in-object slack tracking), where a literal's object has none and moves them to a property
  * array that is reallocated as it grows (issue 18: per request).
@@ -132,10 +132,5 @@ class ExchangeRecord implements AccessRecord {
     if (host !== undefined) this.host = host;
     if (path !== undefined) this.path = path;
     if (method !== undefined) this.method = method;
-    // Declared up front, unset (a line skips undefined keys): the few records a tracer samples
-    // (src/tracing/) then keep the map of all the others instead of adding two keys late.
-    const traced = this as { trace_id?: string | undefined; span_id?: string | undefined };
-    traced.trace_id = undefined;
-    traced.span_id = undefined;
   }
 }
