@@ -111,6 +111,16 @@ describe('switchboard start', () => {
     expect(r.stderr).not.toMatch(STACK);
   }, 30_000);
 
+  it('an admin address not of this machine (port 0): exit 1 with its line, and no listener logged as listening', async () => {
+    const { file } = await configFile('admin: { address: 192.0.2.1:0 }');
+    const r = await runCli(['start', '--config', file]);
+    expect(r.code).toBe(1);
+    expect(r.messages).toHaveLength(1);
+    expect(r.messages[0]).toMatch(/^admin\.address: 192\.0\.2\.1:0 /);
+    expect(r.stderr).not.toContain('"msg":"listening"');
+    expect(r.stderr).not.toMatch(STACK);
+  }, 30_000);
+
   it.each([
     [['start', '--panel', 'htpp2'], `'--panel <name>' argument 'htpp2' is invalid. unknown panel "htpp2" (did you`],
     [['start', '--listen', 'localhost'], `'--listen <addr>' argument 'localhost' is invalid. expected host:port`],
