@@ -30,10 +30,24 @@ export class WatchedCidrFile {
     return this.#set;
   }
 
-  /** Loads the file (a failure rejects: the rule set does not start) and starts watching it. */
+  /**
+   * Starts watching the file, then loads it (a failure rejects: the rule set does not start).
+   * Watching first: an edit that lands while the file is read is seen and reloaded.
+   */
   async start(): Promise<void> {
-    this.#set = await loadCidrFile(this.#file);
-    if (!this.#closed) this.#watcher = watchFiles([this.#file], () => this.#reload(), this.#intervalMs);
+    this.#watcher = watchFiles([this.#file], () => this.#reload(), this.#intervalMs);
+    const first = loadCidrFile(this.#file);
+    // A reload the watch asks for meanwhile runs after this load, so the newer list wins.
+    this.#loading = first.then(
+      () => {},
+      () => {},
+    );
+    try {
+      this.#set = await first;
+    } catch (e) {
+      this.#watcher.close();
+      throw e;
+    }
   }
 
   close(): void {
