@@ -11,7 +11,10 @@
  *
  * 1. An IPC channel (a Node parent's `fork`, `stdio: 'ipc'`): its `disconnect` (the parent
  *    exited or let go) is the event. The channel is unref'd: it does not keep the router alive.
- * 2. Started by npm or npx (npm sets `npm_lifecycle_event` in its scripts' environment): the
+ * 2. Started by npm or npx (npm sets `npm_lifecycle_event` in its scripts' environment, and on
+ *    Linux the chain must end at npm itself: its process title, `npm start` or `npm exec …`,
+ *    starts with `npm`; every descendant of an npm script inherits the variable, so a router
+ *    that a test or a script run by `npm test` started and left running is not one): the
  *    wrapper chain is the parent, and while that is a shell, the shell's parent too (on Linux,
  *    read from /proc with each process's start time, so a reused pid is not mistaken for the
  *    wrapper). Neither npm nor its shell gives its child a pipe or a channel to watch, so the
@@ -69,6 +72,12 @@ export function stillRuns(p: ChainProcess, stat = procStat): boolean {
   return s.state !== 'Z' && s.state !== 'X' && (p.start === '' || s.start === p.start);
 }
 
+/** Whether the chain ends at npm (or npx: `npm exec`), by its process title (Linux /proc). */
+export function endsAtNpm(chain: readonly ChainProcess[], stat = procStat): boolean {
+  const top = chain[chain.length - 1];
+  return top !== undefined && (stat(top.pid)?.comm.startsWith('npm') ?? false);
+}
+
 /** Which parent a process follows (see the file header), from its environment and channel. */
 export function parentMode(
   env: NodeJS.ProcessEnv = process.env,
@@ -92,7 +101,9 @@ export function followParent(onGone: (reason: string) => void, intervalMs = 500)
   }
   if (mode === 'none') return () => {};
   const parent = process.ppid;
-  const farther = process.platform === 'linux' ? wrapperChain(parent).slice(1) : [];
+  const chain = process.platform === 'linux' ? wrapperChain(parent) : [];
+  if (process.platform === 'linux' && !endsAtNpm(chain)) return () => {};
+  const farther = chain.slice(1);
   const timer = setInterval(() => {
     const ended = process.ppid !== parent ? parent : farther.find((p) => !stillRuns(p))?.pid;
     if (ended === undefined) return;

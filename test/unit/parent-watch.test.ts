@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { type ChainProcess, parentMode, stillRuns, wrapperChain } from '../../src/process/parent-watch.ts';
+import { type ChainProcess, endsAtNpm, parentMode, stillRuns, wrapperChain } from '../../src/process/parent-watch.ts';
 
 type Stat = { comm: string; state: string; ppid: number; start: string };
 
@@ -34,6 +34,33 @@ describe('wrapperChain', () => {
     ['a shell whose parent is init: the shell only', { 10: { comm: 'sh', state: 'S', ppid: 1, start: '5' } }, [10]],
   ] as const)('%s', (_name, table, pids) => {
     expect(wrapperChain(10, procs(table)).map((p) => p.pid)).toEqual(pids);
+  });
+});
+
+describe('endsAtNpm', () => {
+  it.each([
+    [
+      'npx: sh -c under npm exec',
+      {
+        10: { comm: 'sh', state: 'S', ppid: 9, start: '5' },
+        9: { comm: 'npm exec node /', state: 'S', ppid: 1, start: '4' },
+      },
+      true,
+    ],
+    ['npm start that execs', { 10: { comm: 'npm start', state: 'S', ppid: 2, start: '5' } }, true],
+    // `npm test` ran a test runner that started the router: the variable is inherited, npm is not the wrapper.
+    [
+      'a Node process under npm test',
+      {
+        10: { comm: 'node', state: 'S', ppid: 9, start: '5' },
+        9: { comm: 'npm test', state: 'S', ppid: 1, start: '4' },
+      },
+      false,
+    ],
+    ['a shell whose parent is init', { 10: { comm: 'sh', state: 'S', ppid: 1, start: '5' } }, false],
+  ] as const)('%s', (_name, table, npm) => {
+    const stat = procs(table);
+    expect(endsAtNpm(wrapperChain(10, stat), stat)).toBe(npm);
   });
 });
 
