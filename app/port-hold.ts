@@ -7,13 +7,18 @@
  * for good. Port 0 cannot be in use, but its host can be wrong (not an address of this
  * machine): it is bound once to check and released at once, so that fails before any listener
  * binds too.
+ *
+ * While held, the port accepts (the kernel completes handshakes on a listening socket) but serves
+ * nothing: each connection is destroyed at once. A connection left open there (a probe of
+ * `/readyz` during the start, its request unread) kept `server.close()` waiting for it, and the
+ * start hung before the admin listener bound (the fleet example's routers did, CI failed so).
  */
 import { createServer } from 'node:net';
 import { listenError } from '../src/listener/bind.ts';
 
 /** Binds `host:port` (the error names `where`); resolves with the release (once; later calls wait for it). */
 export async function holdPort(where: string, host: string, port: number): Promise<() => Promise<void>> {
-  const server = createServer();
+  const server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e) => reject(listenError(where, host, port, e)));
     server.listen({ host, port, exclusive: true }, () => resolve());

@@ -3,7 +3,8 @@
  *
  * 1. `spawnLogged` starts a program in its own process group (Ctrl-C reaches run.ts only, which
  *    then stops the parts in order), its stdout and stderr appended to `<dir>/<name>.log`.
- * 2. `waitUntil` polls a probe until it holds, failing early when the process exits.
+ * 2. `waitUntil` polls a probe until it holds, failing early when the process exits; a part that
+ *    does not come up in time is killed before the failure is thrown.
  * 3. `<dir>/state.json` lists run.ts's pid, every child's pid and the ports; `--stop` reads it.
  * 4. `stopPid` sends a signal to one pid and waits for it to be gone (SIGKILL after a deadline).
  */
@@ -53,15 +54,28 @@ export function spawnLogged(
   }
 }
 
-/** Polls `probe` every 100 ms until it holds; fails when `part` exits or after `ms`. */
+/** Polls `probe` every 100 ms until it holds; fails when `part` exits, or after `ms` (killing `part`). */
 export async function waitUntil(part: Part | undefined, what: string, probe: () => Promise<boolean>, ms = 30_000) {
   const until = Date.now() + ms;
   for (;;) {
     if (part !== undefined && (part.child.exitCode !== null || part.child.signalCode !== null))
       throw new SwitchboardError('SWB_ERR_FLEET', `${part.name} exited before ${what} (see ${part.name}.log)`);
     if (await probe().catch(() => false)) return;
-    if (Date.now() > until) throw new SwitchboardError('SWB_ERR_FLEET', `${what}: not within ${ms / 1000} s`);
+    if (Date.now() > until) {
+      // A part that did not come up is not in the run's list yet: stop it here (its process group).
+      if (part?.child.pid !== undefined) killGroup(part.child.pid);
+      throw new SwitchboardError('SWB_ERR_FLEET', `${what}: not within ${ms / 1000} s`);
+    }
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** SIGKILL to the process group `pid` leads (spawnLogged's parts are detached: each leads one). */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }
 
