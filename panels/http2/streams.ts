@@ -11,7 +11,9 @@
  *
  * 1. `serve` arms the first-request deadline (what is left of `peekTimeout`), sniffs the
  *    preface on plaintext and hands the socket to a server with `emit('connection')`; the
- *    servers never listen. `c.done()` runs when the socket closes.
+ *    servers never listen. When the socket closes, the connection's end is published
+ *    (`switchboard:connection:end`, no access line: connections_total, bytes_total) and
+ *    `c.done()` runs.
  * 2. Shutdown is in three calls, around the owner's wait for its connections: `drain` (GOAWAY,
  *    idle HTTP/1.1 closed), `sweepIdle` while waiting, `close` (upstream pools), or `destroy`.
  */
@@ -35,8 +37,9 @@ import type { ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import { MemberList } from '../../src/base/member-list.ts';
 import type { ListenerConfig } from '../../src/config/schema.ts';
-import { logRequest, millisSince } from '../../src/data-path/access-record.ts';
+import { logConnection, logRequest, millisSince } from '../../src/data-path/access-record.ts';
 import { answer, statusOf } from '../../src/data-path/answer.ts';
+import { clientText } from '../../src/listener/client-address.ts';
 import type { Connection } from '../../src/listener/connection.ts';
 import { clientOf, connectionOf } from '../../src/listener/pipeline.ts';
 import type { StreamRouter } from '../../src/listener/stream-router.ts';
@@ -60,7 +63,13 @@ const UPSTREAM_GRACE_MS = 1_000;
 const kSniffing = Symbol('switchboard.http2.sniffing');
 const kH2 = Symbol('switchboard.http2.h2');
 const kConnection = Symbol('switchboard.http2.connection');
-type Slotted = Connection & { [kSniffing]?: (() => void) | undefined; [kH2]?: boolean };
+const kRefused = Symbol('switchboard.http2.refused');
+type Slotted = Connection & {
+  [kSniffing]?: (() => void) | undefined;
+  [kH2]?: boolean;
+  /** The result that refused the connection before its first request (its end's result). */
+  [kRefused]?: string;
+};
 /** The session's pipeline connection: undefined before the first look-up, null when it has none. */
 type SlottedSession = Http2Session & { [kConnection]?: Connection | null };
 
@@ -88,9 +97,31 @@ function durationOf(socket: Socket): number {
   return c === undefined ? 0 : millisSince(c.acceptedAt);
 }
 
-/** The socket a handler got has closed: the pipeline's slot goes back. */
+/** What a connection handed to a server speaks, as stream access lines name it. */
+function protocolOf(c: Connection): string {
+  if ((c as Slotted)[kH2] !== true) return 'http1';
+  return c.listener.tls === 'terminate' ? 'h2' : 'h2c';
+}
+
+/**
+ * The socket a handler got has closed: its connection's end is published (no access line: this
+ * engine's lines are per request and stream), then the pipeline's slot goes back. The end's
+ * result is `ok`, or what refused the connection before its first request (kRefused).
+ */
 function onClosed(this: Socket): void {
-  connectionOf(this)?.done();
+  const c = connectionOf(this);
+  if (c === undefined) return;
+  const record: AccessRecord = {
+    listener: c.listener.name,
+    client: clientText(c.ip, c.port),
+    protocol: protocolOf(c),
+    bytesIn: this.bytesRead,
+    bytesOut: this.bytesWritten,
+    durationMs: millisSince(c.acceptedAt),
+    result: (c as Slotted)[kRefused] ?? 'ok',
+  };
+  logConnection(record, undefined);
+  c.done();
 }
 
 export class StreamServers implements StreamRouter {
@@ -128,7 +159,7 @@ export class StreamServers implements StreamRouter {
       // Closed before any request, answer or deadline: one access line, as the net panel's peek writes.
       if (!this.#deadlines.arrived(c)) return;
       const reason = 'client closed before the first request';
-      this.#refuseHead(c.listener, socket, 'client_closed', reason, sniffing ? undefined : this.#protocolOf(c), 0);
+      this.#refuseHead(c.listener, socket, 'client_closed', reason, sniffing ? undefined : protocolOf(c), 0);
     });
     if (c.listener.tls === 'terminate') {
       this.#hand(c, s, (socket as TLSSocket).alpnProtocol === 'h2');
@@ -285,12 +316,6 @@ export class StreamServers implements StreamRouter {
     this.#refuseHead(l, socket, result, reason, 'http1', statusOf(result));
   }
 
-  /** What a connection handed to a server speaks, as stream access lines name it. */
-  #protocolOf(c: Connection): string {
-    if ((c as Slotted)[kH2] !== true) return 'http1';
-    return c.listener.tls === 'terminate' ? 'h2' : 'h2c';
-  }
-
   /** The access line of a connection refused before any request was routed (`protocol` unknown while sniffing). */
   #refuseHead(
     l: ListenerConfig,
@@ -311,6 +336,8 @@ export class StreamServers implements StreamRouter {
       reason,
     };
     if (status > 0) record.status = status;
+    const c = connectionOf(socket);
+    if (c !== undefined) (c as Slotted)[kRefused] ??= result;
     logRequest(record, this.#runtime.accessLog);
   }
 

@@ -872,6 +872,41 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'metrics per connection: each client connection ends once in switchboard_connections_total, its bytes in switchboard_bytes_total',
+    // The http2 panel published no connection ends (its lines are per request and stream): its
+    // connections and bytes were missing from /metrics.
+    spec: 'docs/operations.md metrics: switchboard_connections_total, switchboard_bytes_total',
+    async run(p) {
+      const web = await startHttpBackend('web');
+      try {
+        const config = { admin: { address: '127.0.0.1:0' }, addressBook: book(cluster([web.address])) };
+        await withRouter(p, config, async (r) => {
+          const N = 5;
+          // Each on a connection of its own (no agent: Connection: close).
+          for (let i = 0; i < N; i++) expect((await httpGet(r.port())).status).toBe(200);
+          const admin = r.router.admin!.address().port;
+          let connections = -1;
+          let bytesIn = -1;
+          await eventually(
+            async () => {
+              const m = parsePrometheus(await (await fetch(`http://127.0.0.1:${admin}/metrics`)).text());
+              connections = sum(m, 'switchboard_connections_total', { listener: 'web' });
+              bytesIn = sum(m, 'switchboard_bytes_total', { listener: 'web', direction: 'in' });
+              return connections >= N;
+            },
+            4_000,
+            'the connections counted',
+          ).catch(() => {});
+          expect(connections).toBe(N);
+          // Each request head is over 40 bytes.
+          expect(bytesIn).toBeGreaterThan(N * 40);
+        });
+      } finally {
+        await closeAll(web);
+      }
+    },
+  },
+  {
     name: 'Upgrade: h2c on an h2c: allow listener is refused with 400 and reaches no backend, even one that would switch',
     // On `h2c: route` (the net panel's per-request default) the router switches it: h2c-upgrade.test.ts.
     spec: 'README HTTP/1 routing: what the router checks (RFC 9113 §3.1); issue 17 item 5, issue 40 item 7',
