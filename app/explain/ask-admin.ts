@@ -86,7 +86,14 @@ function post(url: URL, body: string, token: string | undefined): Promise<Raw | 
       res.on('error', (e: Error) => fail(e.message));
     });
     req.on('timeout', () => fail(`no answer within ${TIMEOUT_MS / 1000} s`));
-    req.on('error', (e: Error) => fail(e.message));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      fail(
+        // Closed before any answer: what the admin listener does over its connection caps.
+        e.code === 'ECONNRESET'
+          ? `${e.message} (closed unanswered: over admin.maxConnections or admin.maxConnectionsPerClient?)`
+          : e.message,
+      ),
+    );
     req.end(body);
   });
 }

@@ -48,8 +48,11 @@ export const adminSchema = z.strictObject({
   allowedHosts: z.array(hostName).default([]),
   /** Open admin connections, all peers together; counted in the descriptor budget (src/process/nofile.ts). */
   maxConnections: z.number().int().min(1).max(4096).default(64),
-  /** Open admin connections of one peer (IPv6 by limits.clientIpv6Prefix); 0 = only maxConnections. */
-  maxConnectionsPerClient: z.number().int().min(0).default(8),
+  /**
+   * Open admin connections of one peer (IPv6 by limits.clientIpv6Prefix); 0 = only maxConnections.
+   * 16: a browser holds up to six per host (Chromium, Firefox), so two browsers and a CLI fit.
+   */
+  maxConnectionsPerClient: z.number().int().min(0).default(16),
   /** A request head must arrive within this from the connection (or the previous response). */
   headersTimeout: duration.default(5_000),
   /** A whole request (head and body) must arrive within this. */

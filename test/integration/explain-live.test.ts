@@ -6,9 +6,10 @@
  * real requests (one connection each) and compares the backends they reach with the ones the
  * explanation says take traffic; the skipped ones say why, and the all-healthy answer is given
  * when it differs. Then, on one router: the offline answer says it assumes every backend
- * healthy, a wrong token and an unreachable admin are one line and exit 4, a bad flag through
- * the admin is exit 2.
+ * healthy, a wrong token, an unreachable admin and one that closes the connection unanswered
+ * (its connection caps) are one line and exit 4, a bad flag through the admin is exit 2.
  */
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PANELS, type PanelUnderTest, panelKeys } from '../conformance/panel-under-test.ts';
 import { adminCall } from '../harness/admin.ts';
@@ -205,7 +206,7 @@ describe('switchboard route: offline says what it assumes; --admin failures are 
     await s.control(s.a.address, 'enable');
   }, 60_000);
 
-  it('a wrong token and an unreachable admin exit 4 with one line; a bad flag through the admin exits 2', async () => {
+  it('a wrong token, an unreachable admin and one that closes unanswered exit 4 with one line; a bad flag through the admin exits 2', async () => {
     const url = `127.0.0.1:${s.admin}`;
     const wrong = await runCli(['route', '--admin', url, '--token', 'nope', '--host', HOST]);
     expect(wrong.code).toBe(4);
@@ -219,9 +220,22 @@ describe('switchboard route: offline says what it assumes; --admin failures are 
     expect(gone.messages[0]).toMatch(
       new RegExp(`^route: admin http://127\\.0\\.0\\.1:${port}/explain: cannot ask the router: connect ECONNREFUSED`),
     );
+    // A listener that closes each connection unanswered, as the admin listener does over its caps.
+    const closer = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => closer.listen(0, '127.0.0.1', () => resolve()));
+    const closing = `127.0.0.1:${(closer.address() as AddressInfo).port}`;
+    const unanswered = await runCli(['route', '--admin', closing, '--token', TOKEN, '--host', HOST]);
+    closer.close();
+    expect(unanswered.code).toBe(4);
+    expect(unanswered.messages).toHaveLength(1);
+    expect(unanswered.messages[0]).toMatch(
+      new RegExp(
+        `^route: admin http://${closing}/explain: cannot ask the router: .*\\(closed unanswered: over admin\\.maxConnections or admin\\.maxConnectionsPerClient\\?\\)$`,
+      ),
+    );
     const bad = await runCli(['route', '--admin', url, '--token', TOKEN, '--host', HOST, '--listener', 'nope']);
     expect(bad.code).toBe(2);
     expect(bad.messages).toEqual(['route: listener nope: no such listener (have web)']);
-    expect(wrong.stdout + gone.stdout + bad.stdout).toBe('');
+    expect(wrong.stdout + gone.stdout + unanswered.stdout + bad.stdout).toBe('');
   }, 60_000);
 });

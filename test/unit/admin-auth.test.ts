@@ -164,7 +164,7 @@ describe('admin auth', () => {
       open: ['/healthz', '/readyz'],
       allowedHosts: [],
       maxConnections: 64,
-      maxConnectionsPerClient: 8,
+      maxConnectionsPerClient: 16,
       headersTimeout: 5_000,
       requestTimeout: 10_000,
       idleTimeout: 15_000,

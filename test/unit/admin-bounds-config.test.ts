@@ -10,12 +10,12 @@ const parse = (admin: Record<string, unknown>) =>
   configSchema.safeParse({ listeners: [{ name: 'web', address: '127.0.0.1:0' }], admin });
 
 describe('admin bounds config', () => {
-  it('defaults: 64 connections, 8 per client, 5s head, 10s request, 15s idle', () => {
+  it('defaults: 64 connections, 16 per client, 5s head, 10s request, 15s idle', () => {
     const r = parse({});
     expect(r.success).toBe(true);
     expect(r.data?.admin).toMatchObject({
       maxConnections: 64,
-      maxConnectionsPerClient: 8,
+      maxConnectionsPerClient: 16,
       headersTimeout: 5_000,
       requestTimeout: 10_000,
       idleTimeout: 15_000,
