@@ -4,13 +4,12 @@
  * (so clients reconnect), `close()` stops it and removes the data. Tests skip when the binary
  * is missing (`etcdBinary()` is undefined).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from './router.ts';
+import { startServerProcess } from './server-process.ts';
 
 /** Path of the etcd binary, or undefined when it is not installed. */
 export function etcdBinary(): string | undefined {
@@ -65,38 +64,13 @@ export async function startEtcd(): Promise<TestEtcd> {
     `--initial-cluster=test=${peer}`,
     '--log-level=error',
   ];
-  let child: ChildProcess | undefined;
-  const run = async () => {
-    const c = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    c.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
-    });
-    child = c;
-    await eventually(
-      async () => {
-        if (c.exitCode !== null) throw new Error(`etcd exited ${c.exitCode}: ${stderr}`);
-        return answers(endpoint);
-      },
-      20_000,
-      'etcd to answer',
-    );
-  };
-  const stop = async () => {
-    const c = child;
-    child = undefined;
-    if (c === undefined || c.exitCode !== null) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGKILL');
-    await exited;
-  };
-  await run();
+  const server = await startServerProcess('etcd', bin, args, () => answers(endpoint));
   return {
     endpoint,
-    stop,
-    restart: run,
+    stop: server.stop,
+    restart: server.restart,
     async close() {
-      await stop();
+      await server.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -5,14 +5,13 @@
  * persistence), `close()` stops it and removes the directory. Tests skip when the binary is
  * missing (`redisBinary()` is undefined).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './etcd.ts';
-import { eventually } from './router.ts';
+import { startServerProcess } from './server-process.ts';
 
 /** Path of the redis-server binary, or undefined when it is not installed. */
 export function redisBinary(): string | undefined {
@@ -74,41 +73,14 @@ export async function startRedis(): Promise<TestRedis> {
     '--loglevel',
     'warning',
   ];
-  let child: ChildProcess | undefined;
-  const run = async () => {
-    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (d: Buffer) => {
-      output = (output + d.toString()).slice(-4000);
-    };
-    c.stdout?.on('data', keep);
-    c.stderr?.on('data', keep);
-    child = c;
-    await eventually(
-      async () => {
-        if (c.exitCode !== null) throw new Error(`redis-server exited ${c.exitCode}: ${output}`);
-        return pong(port);
-      },
-      20_000,
-      'redis-server to answer',
-    );
-  };
-  const stop = async () => {
-    const c = child;
-    child = undefined;
-    if (c === undefined || c.exitCode !== null) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGKILL');
-    await exited;
-  };
-  await run();
+  const server = await startServerProcess('redis-server', bin, args, () => pong(port));
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop,
-    restart: run,
+    stop: server.stop,
+    restart: server.restart,
     async close() {
-      await stop();
+      await server.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
