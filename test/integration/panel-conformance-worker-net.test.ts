@@ -1,6 +1,6 @@
 /**
  * The panel conformance suite (test/conformance/panel.ts) against the `worker (net)` panel. One file per
- * panel so the four run in parallel.
+ * panel so the five run in parallel.
  */
 import { afterAll } from 'vitest';
 import { closePki, PANELS, panelConformance } from '../conformance/panel.ts';
