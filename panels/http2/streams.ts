@@ -33,6 +33,7 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { channels } from '../../src/base/diagnostics.ts';
 import type { ResultCode } from '../../src/base/errors.ts';
 import type { AccessRecord } from '../../src/base/log.ts';
 import { MemberList } from '../../src/base/member-list.ts';
@@ -111,17 +112,23 @@ function protocolOf(c: Connection): string {
 function onClosed(this: Socket): void {
   const c = connectionOf(this);
   if (c === undefined) return;
+  // Nobody counts connection ends (no admin listener, no metrics): no record is made.
+  if (channels.connectionEnd.hasSubscribers) publishEnd(this, c);
+  c.done();
+}
+
+/** Publishes the end of `c` (its socket `socket`) through logConnection, with no access line. */
+function publishEnd(socket: Socket, c: Connection): void {
   const record: AccessRecord = {
     listener: c.listener.name,
     client: clientText(c.ip, c.port),
     protocol: protocolOf(c),
-    bytesIn: this.bytesRead,
-    bytesOut: this.bytesWritten,
+    bytesIn: socket.bytesRead,
+    bytesOut: socket.bytesWritten,
     durationMs: millisSince(c.acceptedAt),
     result: (c as Slotted)[kRefused] ?? 'ok',
   };
   logConnection(record, undefined);
-  c.done();
 }
 
 export class StreamServers implements StreamRouter {
